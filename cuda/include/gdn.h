@@ -1,0 +1,326 @@
+/*
+ * gdn.h — the whole contract between gdnlab's TypeScript layer (lib/, through koffi)
+ * and libgdn, the native library of Gated DeltaNet causal-conv and post-conv kernels.
+ *
+ * Rules of this interface
+ *   - Every function returns a gdn_status; nothing throws or aborts across it.
+ *   - On failure the library records a message naming the argument and what was
+ *     expected. gdn_last_error() returns the calling thread's message;
+ *     gdn_backend_last_error() returns the last message recorded on a backend by any
+ *     thread (use it after an asynchronous call, which runs on a worker thread).
+ *   - Device memory is addressed with gdn_addr (a 64-bit address, as an integer, so the
+ *     TypeScript side can do offset arithmetic). On the host backend "device" memory is
+ *     host memory owned by libgdn. Every address an op receives must lie, with its whole
+ *     extent, inside a live buffer of that backend; the library checks this.
+ *   - Structs are plain C, naturally aligned, and only ever grow at the end; the ABI
+ *     version changes when anything else changes.
+ *   - Semantics of the ops: ../../shared/docs/DOMAIN.md (§3 conv, §4 post-conv, §5 math).
+ */
+#ifndef GDN_H
+#define GDN_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define GDN_API __declspec(dllexport)
+#else
+#define GDN_API __attribute__((visibility("default")))
+#endif
+
+#define GDN_ABI_VERSION 1
+
+/* ---------------------------------------------------------------- status */
+typedef enum gdn_status {
+  GDN_OK = 0,
+  GDN_ERR_INVALID_ARGUMENT = 1, /* an argument is out of its domain; the message names it */
+  GDN_ERR_UNSUPPORTED = 2,      /* valid, but not available here (no CUDA build, option on the wrong backend) */
+  GDN_ERR_OUT_OF_MEMORY = 3,
+  GDN_ERR_NO_DEVICE = 4,        /* the CUDA backend was asked for and no usable GPU exists */
+  GDN_ERR_DEVICE = 5,           /* the CUDA runtime reported an error; the message holds its text */
+  GDN_ERR_INVALID_BUFFER = 6,   /* an address is not inside a live buffer of this backend (freed, foreign, too short) */
+  GDN_ERR_INTERNAL = 7
+} gdn_status;
+
+/* ---------------------------------------------------------------- enums */
+typedef enum gdn_backend_kind { GDN_BACKEND_HOST = 0, GDN_BACKEND_CUDA = 1 } gdn_backend_kind;
+
+typedef enum gdn_dtype {
+  GDN_F32 = 0,
+  GDN_BF16 = 1,
+  GDN_F16 = 2,
+  GDN_I32 = 3,
+  GDN_I8 = 4
+} gdn_dtype;
+
+/* Causal-conv arms (DOMAIN.md §3). All give identical bits for out and conv_state. */
+typedef enum gdn_conv_arm {
+  GDN_CONV_SCALAR = 0,   /* one thread per (sequence, channel), serial over tokens: the reference */
+  GDN_CONV_TILED = 1,    /* shared-memory tile of (16 + K-1) tokens x 32 channels, one block per sequence */
+  GDN_CONV_REG = 2,      /* register window, one thread per channel, 128-channel tile, K at run time */
+  GDN_CONV_REG_K4 = 3,   /* as reg with K = 4 fixed; falls back to reg when K != 4 */
+  GDN_CONV_REG_K4X2 = 4, /* K = 4, two channels per thread (c, c+128), 256-channel tile; falls back to reg */
+  GDN_CONV_VEC = 5,      /* roofline arm: 16-byte loads, 64-token chunks; whole-sequence or long-chunk mapping */
+  GDN_CONV_ARM_COUNT = 6
+} gdn_conv_arm;
+
+/* Work mappings of the register arms (ignored by scalar and tiled, which own whole sequences). */
+typedef enum gdn_conv_mapping {
+  GDN_MAP_EXACT = 0,      /* one program per (sequence, 8-token chunk); chunk 0 owns the final-state write */
+  GDN_MAP_EXACT_RACY = 1, /* the #305 shape: the program reaching the end of the sequence writes the final state */
+  GDN_MAP_SEQUENCE = 2,   /* one block per (channel tile, sequence) */
+  GDN_MAP_COUNT = 3
+} gdn_conv_mapping;
+
+/* Order in which the host backend runs the blocks of a launch (the CUDA backend accepts FORWARD only). */
+typedef enum gdn_schedule_kind {
+  GDN_SCHED_FORWARD = 0,
+  GDN_SCHED_REVERSE = 1,
+  GDN_SCHED_SHUFFLE = 2, /* seeded permutation */
+  GDN_SCHED_EXPLICIT = 3 /* a caller-given permutation of the linear block indices */
+} gdn_schedule_kind;
+
+/* Planted mutations of the conv kernels, for proving that the checks catch them. */
+typedef enum gdn_conv_mutant {
+  GDN_CONV_MUTANT_NONE = 0,
+  GDN_CONV_MUTANT_TAPS_REVERSED = 1,     /* taps applied newest-to-oldest */
+  GDN_CONV_MUTANT_STATE_FROM_OUTPUT = 2, /* final state written from the activated outputs, not the raw inputs */
+  GDN_CONV_MUTANT_NO_TAIL_GUARD = 3,     /* partial channel tile not guarded: lanes past C spill into the next row */
+  GDN_CONV_MUTANT_CHUNK_OFF_BY_ONE = 4,  /* exact-chunk programs cover 7 of their 8 tokens */
+  GDN_CONV_MUTANT_COUNT = 5
+} gdn_conv_mutant;
+
+typedef enum gdn_conv_update_arm {
+  GDN_UPDATE_REFERENCE = 0, /* one thread per (sequence, channel), plain loops */
+  GDN_UPDATE_REG = 1,       /* register window, K = 4 specialised, vectorised state shift */
+  GDN_UPDATE_ARM_COUNT = 2
+} gdn_conv_update_arm;
+
+/* Post-conv arms (DOMAIN.md §4). */
+typedef enum gdn_postconv_arm {
+  GDN_POSTCONV_TREE = 0,       /* 128-lane reduction tree per (token, head): the reference */
+  GDN_POSTCONV_TOKEN_TILE = 1, /* 16 tokens x 4 warps per block, lane fold (x0²+x2²)+(x1²+x3²), shuffles */
+  GDN_POSTCONV_SEQ4 = 2,       /* PLANTED MUTANT: token tile with the sequential fold ((x0²+x1²)+x2²)+x3² */
+  GDN_POSTCONV_ARM_COUNT = 3
+} gdn_postconv_arm;
+
+typedef enum gdn_op_kind {
+  GDN_OP_NONE = 0,
+  GDN_OP_CONV = 1,
+  GDN_OP_CONV_UPDATE = 2,
+  GDN_OP_POSTCONV = 3,
+  GDN_OP_COPY = 4 /* device-to-device copy: the memory roofline */
+} gdn_op_kind;
+
+typedef uint64_t gdn_addr;
+typedef struct gdn_backend gdn_backend;
+
+/* ---------------------------------------------------------------- library */
+GDN_API int32_t gdn_abi_version(void);
+/* Build facts: "host", "host+cuda"; compiler versions; CUDA architectures compiled. */
+GDN_API const char* gdn_build_info(void);
+GDN_API const char* gdn_status_name(int32_t status);
+/* The calling thread's last error message ("" when none). Valid until the thread's next call. */
+GDN_API const char* gdn_last_error(void);
+/* Number of usable CUDA devices (0 when the library has no CUDA build, no driver, or no GPU). */
+GDN_API gdn_status gdn_cuda_device_count(int32_t* count);
+
+/* ---------------------------------------------------------------- backend */
+GDN_API gdn_status gdn_backend_open(int32_t kind, int32_t device_ordinal, gdn_backend** out);
+/* Frees every buffer still alive on the backend. NULL is accepted. */
+GDN_API gdn_status gdn_backend_close(gdn_backend* backend);
+/* Copies the last error recorded on this backend (by any thread) into buf (NUL-terminated). */
+GDN_API gdn_status gdn_backend_last_error(gdn_backend* backend, char* buf, int32_t buf_len);
+
+typedef struct gdn_device_info {
+  int32_t backend;            /* gdn_backend_kind */
+  int32_t device_ordinal;
+  char name[256];             /* GPU name, or the host CPU model */
+  int32_t sm_major, sm_minor; /* compute capability; 0 on the host */
+  int32_t sm_count;           /* multiprocessors; host: logical CPUs */
+  int32_t l2_bytes;           /* L2 cache size; host: last-level cache size if known, else 0 */
+  uint64_t total_mem_bytes, free_mem_bytes;
+  int32_t sm_clock_mhz;        /* current SM clock (NVML when available, else the attribute), 0 if unknown */
+  int32_t mem_clock_mhz;       /* current memory clock, 0 if unknown */
+  int32_t max_sm_clock_mhz;    /* maximum SM clock, 0 if unknown */
+  int32_t max_mem_clock_mhz;   /* maximum memory clock, 0 if unknown */
+  int32_t mem_bus_width_bits;  /* 0 if unknown */
+  int32_t driver_version;      /* cudaDriverGetVersion, e.g. 13000; 0 on the host */
+  int32_t runtime_version;     /* cudaRuntimeGetVersion; 0 on the host */
+  char driver_string[64];      /* NVML driver version, e.g. "580.159.03", or "" */
+  int32_t clocks_source;       /* 0 unknown, 1 NVML current clocks, 2 device attributes */
+  int32_t reserved[7];
+} gdn_device_info;
+
+GDN_API gdn_status gdn_device_info_get(gdn_backend* backend, gdn_device_info* out);
+
+/* ---------------------------------------------------------------- buffers */
+/* Allocates bytes (> 0) of backend memory, 256-byte aligned, uninitialised. */
+GDN_API gdn_status gdn_buffer_alloc(gdn_backend* backend, uint64_t bytes, gdn_addr* out);
+GDN_API gdn_status gdn_buffer_free(gdn_backend* backend, gdn_addr buffer);
+/* Host → backend: dst must lie with bytes inside a live buffer. Synchronous. */
+GDN_API gdn_status gdn_buffer_upload(gdn_backend* backend, gdn_addr dst, const void* src, uint64_t bytes);
+/* Backend → host. Synchronous (waits for work in flight on the backend's stream). */
+GDN_API gdn_status gdn_buffer_download(gdn_backend* backend, void* dst, gdn_addr src, uint64_t bytes);
+/* Fills bytes with a repeated 32-bit pattern (bytes a multiple of 4): poison before a run. */
+GDN_API gdn_status gdn_buffer_fill_u32(gdn_backend* backend, gdn_addr dst, uint32_t pattern, uint64_t bytes);
+GDN_API gdn_status gdn_buffer_copy(gdn_backend* backend, gdn_addr dst, gdn_addr src, uint64_t bytes);
+/* Live buffers and their total size (leak checks). */
+GDN_API gdn_status gdn_buffer_stats(gdn_backend* backend, int64_t* live_count, uint64_t* live_bytes);
+GDN_API gdn_status gdn_synchronize(gdn_backend* backend);
+
+/* ---------------------------------------------------------------- causal conv, prefill */
+typedef struct gdn_schedule {
+  int32_t kind;      /* gdn_schedule_kind */
+  int32_t order_len; /* EXPLICIT: number of entries in order (must equal the block count) */
+  uint64_t seed;     /* SHUFFLE */
+  const int32_t* order; /* EXPLICIT: host array, a permutation of 0..blocks-1 (linear index y*grid_x + x) */
+} gdn_schedule;
+
+typedef struct gdn_conv_args {
+  int64_t T;  /* total tokens over all sequences (rows of x and out) */
+  int64_t C;  /* channels */
+  int64_t K;  /* taps, 2..GDN_CONV_MAX_K */
+  int32_t num_seqs;       /* N */
+  int32_t x_dtype;        /* F32 or BF16; weight and bias have the same dtype */
+  int32_t out_dtype;      /* F32 or BF16 */
+  int32_t his_dtype;      /* has_initial_state dtype: I8 or I32 */
+  int64_t x_row_stride;   /* elements between rows of x, >= C */
+  gdn_addr x;             /* [T, x_row_stride] */
+  gdn_addr weight;        /* [C, K] */
+  gdn_addr bias;          /* [C] or 0 */
+  gdn_addr query_start_loc;   /* [N+1] int32, 0 = qsl[0] <= ... <= qsl[N] = T */
+  gdn_addr has_initial_state; /* [N] his_dtype, or 0 (no sequence has initial state) */
+  gdn_addr conv_state;    /* [N, C, K-1] f32, read and written in place */
+  gdn_addr out;           /* [T, C] out_dtype, contiguous */
+  int32_t arm;            /* gdn_conv_arm */
+  int32_t mapping;        /* gdn_conv_mapping (register arms) */
+  int32_t mutant;         /* gdn_conv_mutant; NONE in normal use */
+  int32_t widen_cycles;   /* CUDA: spin this many cycles before chunk 0 reads the state (0 = off) */
+  gdn_schedule schedule;  /* host backend block order */
+} gdn_conv_args;
+
+#define GDN_CONV_MAX_K 8
+#define GDN_CONV_CHUNK 8 /* tokens per exact-mapping program */
+
+/* What a launch is (or was) made of. */
+typedef struct gdn_launch_contract {
+  int32_t arm_ran;            /* after fallbacks (reg-k4 with K != 4 runs reg) */
+  int32_t mapping_ran;        /* scalar and tiled report GDN_MAP_SEQUENCE */
+  int32_t threads_per_block;
+  int32_t channels_per_block; /* channel tile width */
+  int32_t channel_tiles;
+  int32_t programs;           /* exact: (sequence, chunk) programs; sequence: sequences */
+  int32_t grid_x, grid_y, grid_z;
+  int32_t shared_bytes;
+  int32_t tokens_per_program; /* chunk length (exact) or 0 for whole sequences */
+  int32_t reserved[5];
+} gdn_launch_contract;
+
+/* Pure function (no backend): the launch an arm and mapping make for these sizes.
+ * query_start_loc is a host array of num_seqs+1 int32. programs_out (host, may be NULL) receives up
+ * to programs_capacity (sequence, chunk) pairs as 2*i, 2*i+1. */
+GDN_API gdn_status gdn_conv_launch_contract(int32_t arm, int32_t mapping, int64_t C, int64_t K,
+                                            const int32_t* query_start_loc, int32_t num_seqs,
+                                            gdn_launch_contract* out, int32_t* programs_out,
+                                            int32_t programs_capacity);
+
+/* Runs the prefill conv. contract (may be NULL) receives what actually ran. */
+GDN_API gdn_status gdn_conv_forward(gdn_backend* backend, const gdn_conv_args* args,
+                                    gdn_launch_contract* contract);
+
+/* ---------------------------------------------------------------- causal conv, decode update */
+typedef struct gdn_conv_update_args {
+  int64_t B;            /* sequences in the batch, one new token each */
+  int64_t C, K;
+  int32_t x_dtype;      /* F32 or BF16 (weight, bias alike) */
+  int32_t out_dtype;    /* F32 or BF16 */
+  int32_t state_dtype;  /* F32 or BF16 */
+  int32_t arm;          /* gdn_conv_update_arm */
+  int64_t num_slots;    /* rows of the state pool */
+  gdn_addr x;           /* [B, C] */
+  gdn_addr weight;      /* [C, K] */
+  gdn_addr bias;        /* [C] or 0 */
+  gdn_addr state;       /* [num_slots, C, K-1], column K-2 newest; updated in place */
+  gdn_addr state_indices; /* [B] int32: slot of sequence b; negative = skip (out and state untouched) */
+  gdn_addr out;         /* [B, C] */
+} gdn_conv_update_args;
+
+GDN_API gdn_status gdn_conv_update(gdn_backend* backend, const gdn_conv_update_args* args);
+
+/* ---------------------------------------------------------------- post-conv */
+typedef struct gdn_postconv_args {
+  int64_t T, Hk, Hv, Dk, Dv; /* conv_out has C = 2*Hk*Dk + Hv*Dv channels: [q | k | v] */
+  int32_t conv_dtype;   /* F32 or BF16 */
+  int32_t gate_dtype;   /* dtype of a and b: F32 or BF16 */
+  int32_t qkv_dtype;    /* F32 or BF16 */
+  int32_t arm;          /* gdn_postconv_arm */
+  int64_t a_row_stride, b_row_stride; /* elements, >= Hv (a and b may interleave in one buffer) */
+  gdn_addr conv_out;    /* [T, C] contiguous */
+  gdn_addr a, b;        /* first element of row 0 of each */
+  gdn_addr A_log, dt_bias; /* [Hv] f32 */
+  gdn_addr q, k;        /* [T, Hk, Dk] qkv_dtype */
+  gdn_addr v;           /* [T, Hv, Dv] qkv_dtype */
+  gdn_addr g, beta;     /* [T, Hv] f32 */
+} gdn_postconv_args;
+
+typedef struct gdn_postconv_result {
+  int32_t arm_ran;      /* token-tile and seq4 fall back to tree unless Dk = Dv = 128 */
+  int32_t threads_per_block;
+  int32_t grid_x, grid_y;
+  int32_t reserved[4];
+} gdn_postconv_result;
+
+GDN_API gdn_status gdn_postconv_forward(gdn_backend* backend, const gdn_postconv_args* args,
+                                        gdn_postconv_result* result);
+
+/* ---------------------------------------------------------------- dense helpers */
+/* out[M, N] (f32) = a[M, Kd] (row-major) · b[N, Kd]ᵀ, both of in_dtype (F32 or BF16), f32 accumulation
+ * in a fixed order (k ascending, fmaf) on both backends: the projections of Qwen3.5 layer 0. */
+typedef struct gdn_matmul_args {
+  int64_t M, N, Kd;
+  int32_t in_dtype;
+  int32_t out_dtype;    /* F32 or BF16 */
+  gdn_addr a, b, out;
+} gdn_matmul_args;
+GDN_API gdn_status gdn_matmul_nt(gdn_backend* backend, const gdn_matmul_args* args);
+
+/* ---------------------------------------------------------------- timing */
+typedef struct gdn_copy_args {
+  gdn_addr dst, src;
+  uint64_t bytes;
+} gdn_copy_args;
+
+/* One timed operation; only the member named by kind is read. */
+typedef struct gdn_op {
+  int32_t kind;         /* gdn_op_kind */
+  int32_t reserved;
+  gdn_conv_args conv;
+  gdn_conv_update_args update;
+  gdn_postconv_args postconv;
+  gdn_copy_args copy;
+} gdn_op;
+
+typedef struct gdn_timing_config {
+  int32_t rounds;       /* each round launches every op once, in order (arms interleaved) */
+  int32_t flush_l2;     /* 1: before each launch, outside the timed region, overwrite an L2-sized buffer */
+  int32_t rotate_order; /* 1: round r starts at op (r mod n_ops), so no op always follows the flush or another */
+  int32_t reserved;
+} gdn_timing_config;
+
+/* Times n_ops ops for cfg->rounds rounds. samples_us (host, rounds*n_ops floats) receives the time of
+ * op i in round r at [r*n_ops + i]: CUDA events around the single launch on the CUDA backend, a
+ * monotonic clock around the call on the host backend. Ops are validated and planned once, before
+ * the first round; planning is never inside a timed region. */
+GDN_API gdn_status gdn_time_ops(gdn_backend* backend, const gdn_op* ops, int32_t n_ops,
+                                const gdn_timing_config* cfg, float* samples_us);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GDN_H */

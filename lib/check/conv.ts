@@ -1,0 +1,179 @@
+// The conv equivalence matrix: every arm and mapping against the scalar reference, bit for bit in
+// out and conv_state, over the shapes, dtypes, masks and sequence mixes that break kernels, plus
+// the max error of each case against the float64 reference. `gdnlab check conv` and the tests run it.
+
+import { Tensor } from '../tensor';
+import { Backend } from '../backend';
+import { Rng } from '../random';
+import { forwardSync, ConvArm, ConvMapping, ConvMutant, CONV_ARMS, ConvResult, Schedule } from '../ops/conv';
+import { convReference, maxError, CONV_TOLERANCE } from '../reference/conv';
+import { countBitMismatches } from './bits';
+
+export interface ConvCase {
+  name: string;
+  C: number;
+  K: number;
+  xDtype: 'f32' | 'bf16';
+  outDtype: 'f32' | 'bf16';
+  /** Sequence lengths of the varlen batch. */
+  lengths: number[];
+  /** Which sequences continue from a state (null: none). */
+  initialState: boolean[] | null;
+  maskDtype: 'i8' | 'i32';
+  bias: boolean;
+  /** Row stride of x (> C: padded rows whose padding holds a poison). */
+  xRowStride: number;
+  seed: number;
+}
+
+export interface ConvCaseInputs {
+  x: Tensor;
+  weight: Tensor;
+  bias: Tensor | null;
+  queryStartLoc: number[];
+  hasInitialState: Tensor | null;
+  convState: Tensor;
+}
+
+/** Poison in x's row padding: any kernel that reads it produces NaN. */
+export const PAD_POISON = NaN;
+
+export function makeConvInputs(c: ConvCase): ConvCaseInputs {
+  const T = c.lengths.reduce((a, b) => a + b, 0);
+  const qsl = [0];
+  for (const l of c.lengths) qsl.push(qsl[qsl.length - 1] + l);
+  const N = c.lengths.length;
+  const x = Tensor.random([T, c.C], c.xDtype, { seed: c.seed, rowStride: c.xRowStride, padValue: c.xRowStride > c.C ? PAD_POISON : undefined });
+  const weight = Tensor.random([c.C, c.K], c.xDtype, { seed: c.seed + 1, scale: 0.5 });
+  const bias = c.bias ? Tensor.random([c.C], c.xDtype, { seed: c.seed + 2, scale: 0.25 }) : null;
+  const convState = Tensor.random([N, c.C, c.K - 1], 'f32', { seed: c.seed + 3 });
+  const hasInitialState = c.initialState ? Tensor.from(c.initialState.map((b) => (b ? 1 : 0)), [N], c.maskDtype) : null;
+  return { x, weight, bias, queryStartLoc: qsl, hasInitialState, convState };
+}
+
+/** The whole-chain matrix (issue 2) with the long sequences of issue 3 mixed in. */
+export function convMatrix(opts: { quick?: boolean } = {}): ConvCase[] {
+  const cases: ConvCase[] = [];
+  const Ks = [2, 3, 4, 5];
+  const dtypes: ['f32' | 'bf16', 'f32' | 'bf16'][] = [['f32', 'f32'], ['bf16', 'f32'], ['bf16', 'bf16'], ['f32', 'bf16']];
+  const Cs = opts.quick ? [129, 385, 1024] : [129, 385, 1024, 8192];
+  let i = 0;
+  for (const C of Cs) {
+    for (const K of Ks) {
+      for (const [xDtype, outDtype] of dtypes) {
+        // Rotate the binary factors so every combination of (state, mask, bias) appears for every C.
+        const bits = i++;
+        const withState = (bits & 1) === 0;
+        const maskDtype = (bits & 2) === 0 ? 'i8' : 'i32';
+        const bias = (bits & 4) === 0;
+        // Varlen mix: an empty sequence, one shorter than K-1, one token, a full chunk, a chunk and
+        // one, unequal chunks, and (except at the widest C) 200 tokens: 7 sequences.
+        const lengths = C >= 8192 ? [5, 0, K - 2, 8, 9, 33, 17] : [5, 0, K - 2, 8, 9, 33, 200];
+        cases.push({
+          name: `C=${C}${C === 385 ? '(pad)' : ''} K=${K} ${xDtype}->${outDtype} ${withState ? 'state' : 'nostate'} ${maskDtype} ${bias ? 'bias' : 'nobias'}`,
+          C, K, xDtype, outDtype, lengths,
+          initialState: withState ? lengths.map((_, s) => s % 3 !== 2) : null,
+          maskDtype, bias,
+          xRowStride: C === 385 ? 400 : C,
+          seed: 1000 + bits * 7,
+        });
+      }
+    }
+  }
+  return cases;
+}
+
+export interface ArmMapping {
+  arm: ConvArm;
+  mapping: ConvMapping;
+}
+
+/** Every arm and mapping that must equal scalar under forward block order. */
+export function allArmMappings(): ArmMapping[] {
+  const list: ArmMapping[] = [{ arm: 'tiled', mapping: 'sequence' }];
+  for (const arm of CONV_ARMS.filter((a) => a !== 'scalar' && a !== 'tiled')) {
+    for (const mapping of ['exact', 'sequence'] as const) list.push({ arm, mapping });
+  }
+  return list;
+}
+
+export interface ConvCaseResult {
+  case: string;
+  arm: ConvArm;
+  mapping: ConvMapping;
+  armRan: ConvArm;
+  mappingRan: ConvMapping;
+  backend: string;
+  outMismatches: number;
+  stateMismatches: number;
+  /** Against the float64 reference (scalar arm only). */
+  maxAbsError?: number;
+  withinTolerance?: boolean;
+  ok: boolean;
+}
+
+export interface ConvCheckReport {
+  backend: string;
+  results: ConvCaseResult[];
+  failures: ConvCaseResult[];
+  /** CUDA only: the scalar arm on CUDA vs on the host, per case. */
+  crossBackend: { case: string; outMismatches: number; stateMismatches: number; ok: boolean }[];
+}
+
+function compareResults(a: ConvResult, b: ConvResult): { out: number; state: number } {
+  return { out: countBitMismatches(a.out, b.out), state: countBitMismatches(a.convState, b.convState) };
+}
+
+export interface ConvCheckOptions {
+  backend: Backend;
+  /** A host backend to compare CUDA results with (CUDA only). */
+  hostBackend?: Backend;
+  cases?: ConvCase[];
+  armMappings?: ArmMapping[];
+  schedule?: Schedule;
+  mutant?: ConvMutant | null;
+  onCase?: (done: number, total: number, name: string) => void;
+}
+
+export function checkConv(opts: ConvCheckOptions): ConvCheckReport {
+  const cases = opts.cases ?? convMatrix();
+  const armMappings = opts.armMappings ?? allArmMappings();
+  const results: ConvCaseResult[] = [];
+  const crossBackend: ConvCheckReport['crossBackend'] = [];
+  let done = 0;
+  for (const c of cases) {
+    const inputs = makeConvInputs(c);
+    const base = { ...inputs, hasInitialState: inputs.hasInitialState };
+    const ref = forwardSync(base, { arm: 'scalar', outDtype: c.outDtype, backend: opts.backend });
+    try {
+      const f64 = convReference({ ...inputs, hasInitialState: inputs.hasInitialState ? Array.from(inputs.hasInitialState.bits()) : null });
+      const tol = CONV_TOLERANCE[c.outDtype];
+      const err = maxError(ref.out.toFloat32(), f64.out, tol.rtol, tol.atol);
+      const stateErr = maxError(ref.convState.toFloat32(), f64.convState, 0, 0);
+      results.push({
+        case: c.name, arm: 'scalar', mapping: 'sequence', armRan: ref.contract.arm, mappingRan: ref.contract.mapping,
+        backend: opts.backend.kind, outMismatches: 0, stateMismatches: stateErr.violations,
+        maxAbsError: err.maxAbs, withinTolerance: err.withinTolerance, ok: err.withinTolerance && stateErr.violations === 0,
+      });
+      if (opts.hostBackend && opts.backend.kind === 'cuda') {
+        const host = forwardSync(base, { arm: 'scalar', outDtype: c.outDtype, backend: opts.hostBackend });
+        const d = compareResults(ref, host);
+        crossBackend.push({ case: c.name, outMismatches: d.out, stateMismatches: d.state, ok: d.out === 0 && d.state === 0 });
+        host.release();
+      }
+      for (const am of armMappings) {
+        const r = forwardSync(base, { arm: am.arm, mapping: am.mapping, outDtype: c.outDtype, backend: opts.backend, schedule: opts.schedule, mutant: opts.mutant ?? null });
+        const d = compareResults(r, ref);
+        results.push({
+          case: c.name, arm: am.arm, mapping: am.mapping, armRan: r.contract.arm, mappingRan: r.contract.mapping,
+          backend: opts.backend.kind, outMismatches: d.out, stateMismatches: d.state, ok: d.out === 0 && d.state === 0,
+        });
+        r.release();
+      }
+    } finally {
+      ref.release();
+    }
+    opts.onCase?.(++done, cases.length, c.name);
+  }
+  return { backend: opts.backend.kind, results, failures: results.filter((r) => !r.ok), crossBackend };
+}

@@ -1,0 +1,151 @@
+// The `gdnlab` command line: facts about the backend, equivalence checks, benchmarks, notebooks.
+
+import { Backend, activeBackend, backendChoice, buildInfo, DeviceInfo } from './backend';
+import { revision } from './provenance';
+import { checkConv, convMatrix, ConvCheckReport } from './check/conv';
+import { CONV_MUTANTS } from './ops/conv';
+
+export interface Args {
+  positional: string[];
+  flags: Map<string, string | true>;
+}
+
+export function parseArgs(argv: string[]): Args {
+  const positional: string[] = [];
+  const flags = new Map<string, string | true>();
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a.startsWith('--')) {
+      const eq = a.indexOf('=');
+      if (eq > 0) flags.set(a.slice(2, eq), a.slice(eq + 1));
+      else if (VALUE_FLAGS.has(a.slice(2)) && i + 1 < argv.length) flags.set(a.slice(2), argv[++i]);
+      else flags.set(a.slice(2), true);
+    } else positional.push(a);
+  }
+  return { positional, flags };
+}
+
+const VALUE_FLAGS = new Set(['backend', 'out', 'timeout', 'python', 'prefix', 'name', 'cases', 'seed']);
+
+const USAGE = `usage: gdnlab <command>
+  info [--json]                               backend, library and device facts
+  check conv [--backend host|cuda] [--quick] [--mutants] [--json]
+                                              every conv arm and mapping vs scalar, bit for bit
+  check postconv [--backend host|cuda] [--mutants] [--json]
+  bench conv|postconv [--json] [--quick]      timing vs copy roofline (and PyTorch when available)
+  notebooks run [paths…] | notebooks export <notebook> [--out DIR]
+  kernel install [--python PY] [--user|--sys-prefix|--prefix DIR]
+Environment: GDN_BACKEND=auto|cuda|host, GDN_LIBRARY=/path/to/libgdn.so`;
+
+export class UsageError extends Error {}
+
+function pickBackend(flags: Map<string, string | true>): Backend {
+  const b = flags.get('backend');
+  if (b === undefined) return activeBackend();
+  if (b !== 'host' && b !== 'cuda') throw new UsageError(`--backend: expected host or cuda, got ${String(b)}`);
+  return Backend.open(b);
+}
+
+function formatInfo(info: DeviceInfo): string[] {
+  const mib = (n: number) => `${(n / 2 ** 20).toFixed(0)} MiB`;
+  const lines = [`device:  ${info.name}`];
+  if (info.backend === 'cuda') {
+    lines.push(`sm:      ${info.smMajor}.${info.smMinor}, ${info.smCount} multiprocessors, L2 ${mib(info.l2Bytes)}`);
+    lines.push(`memory:  ${mib(info.totalMemBytes)} total, ${mib(info.freeMemBytes)} free, bus ${info.memBusWidthBits} bits`);
+    lines.push(`clocks:  SM ${info.smClockMhz} MHz (max ${info.maxSmClockMhz}), memory ${info.memClockMhz} MHz (max ${info.maxMemClockMhz}) [${info.clocksSource}]`);
+    lines.push(`driver:  ${info.driverString || '?'} (CUDA driver API ${info.driverVersion}), runtime ${info.runtimeVersion}`);
+  } else {
+    lines.push(`cpus:    ${info.smCount} logical, last-level cache ${info.l2Bytes ? mib(info.l2Bytes) : 'unknown'}`);
+    lines.push(`memory:  ${mib(info.totalMemBytes)} total`);
+  }
+  return lines;
+}
+
+async function info(args: Args): Promise<number> {
+  const backend = pickBackend(args.flags);
+  const lib = buildInfo();
+  const facts = { backend: backend.kind, choice: args.flags.has('backend') ? `${backend.kind} (--backend)` : backendChoice(), library: lib, revision: revision(), device: backend.info() };
+  if (args.flags.has('json')) {
+    console.log(JSON.stringify(facts, null, 2));
+  } else {
+    console.log(`gdnlab ${revision()}`);
+    console.log(`backend: ${facts.choice}`);
+    console.log(`library: ${lib.path} (${lib.build}, ABI ${lib.abi})`);
+    for (const l of formatInfo(facts.device)) console.log(l);
+  }
+  return 0;
+}
+
+function printConvReport(report: ConvCheckReport, label: string): void {
+  const byCase = new Map<string, string[]>();
+  for (const r of report.results) {
+    const cell = r.arm === 'scalar'
+      ? `f64 max|err| ${r.maxAbsError?.toExponential(2)}${r.withinTolerance ? '' : ' OUT OF TOLERANCE'}`
+      : `${r.arm}/${r.mapping}${r.armRan !== r.arm ? `(ran ${r.armRan})` : ''} ${r.ok ? 'ok' : `MISMATCH out ${r.outMismatches} state ${r.stateMismatches}`}`;
+    byCase.set(r.case, [...(byCase.get(r.case) ?? []), cell]);
+  }
+  for (const [name, cells] of byCase) {
+    const bad = cells.filter((c) => /MISMATCH|OUT OF/.test(c));
+    console.log(`${bad.length ? 'FAIL' : 'ok  '} ${name}: ${bad.length ? bad.join('; ') : cells[0]}`);
+  }
+  for (const x of report.crossBackend) {
+    if (!x.ok) console.log(`FAIL cuda vs host (scalar) ${x.case}: out ${x.outMismatches}, state ${x.stateMismatches} mismatching elements`);
+  }
+  const crossBad = report.crossBackend.filter((x) => !x.ok).length;
+  console.log(`${label}: ${report.results.length} comparisons, ${report.failures.length} mismatching${report.crossBackend.length ? `; cuda==host on ${report.crossBackend.length - crossBad}/${report.crossBackend.length} cases` : ''}`);
+}
+
+async function checkConvCommand(args: Args): Promise<number> {
+  const backend = pickBackend(args.flags);
+  const json = args.flags.has('json');
+  const cases = convMatrix({ quick: args.flags.has('quick') });
+  const hostBackend = backend.kind === 'cuda' ? Backend.open('host') : undefined;
+  const report = checkConv({
+    backend, hostBackend, cases,
+    onCase: json ? undefined : (d, n, name) => process.stderr.write(`\r[${d}/${n}] ${name}`.padEnd(70) + (d === n ? '\n' : '')),
+  });
+  let failed = report.failures.length + report.crossBackend.filter((x) => !x.ok).length;
+  const out: Record<string, unknown> = { backend: backend.kind, revision: revision(), device: backend.info().name, equivalence: report };
+  if (!json) printConvReport(report, 'equivalence');
+  if (args.flags.has('mutants')) {
+    const { runConvMutants } = await import('./check/mutants');
+    const mutants = runConvMutants({ backend, quick: true });
+    out.mutants = mutants;
+    for (const m of mutants) {
+      if (!json) console.log(`${m.caught ? 'caught' : 'MISSED'} mutant ${m.mutant}: ${m.detail}`);
+      if (!m.caught) failed++;
+    }
+    if (!json) console.log(`mutants: ${mutants.filter((m) => m.caught).length}/${mutants.length} caught (of ${CONV_MUTANTS.length} + the racy mapping)`);
+  }
+  if (json) console.log(JSON.stringify(out, null, 2));
+  hostBackend?.close();
+  return failed ? 1 : 0;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const args = parseArgs(argv);
+  const [cmd, sub] = args.positional;
+  try {
+    switch (cmd) {
+      case 'info':
+        return await info(args);
+      case 'check':
+        if (sub === 'conv') return await checkConvCommand(args);
+        throw new UsageError(`check: expected conv or postconv, got ${sub ?? 'nothing'}`);
+      case undefined:
+      case 'help':
+      case '--help':
+        console.log(USAGE);
+        return cmd ? 0 : 2;
+      default:
+        throw new UsageError(`unknown command ${cmd}`);
+    }
+  } catch (e) {
+    if (e instanceof UsageError) {
+      console.error(`gdnlab: ${e.message}\n${USAGE}`);
+      return 2;
+    }
+    console.error(`gdnlab: ${(e as Error).message}`);
+    return 1;
+  }
+}

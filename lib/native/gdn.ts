@@ -1,0 +1,349 @@
+// The koffi binding of cuda/include/gdn.h — declared once, in this module, never in notebook cells
+// (koffi refuses to declare a named type twice, so re-running a cell that declared one would throw).
+//
+// Addresses of backend memory are gdn_addr (uint64) and travel as JS numbers: user-space
+// addresses on x86-64 and arm64 stay below 2^53.
+
+import * as fs from 'fs';
+import * as path from 'path';
+import koffi from 'koffi';
+import type { LibraryHandle } from 'koffi';
+
+/** A bound native function (sync call, or .async with a node-style callback). */
+export type Fn = ((...args: unknown[]) => unknown) & { async: (...args: unknown[]) => void };
+
+export const ABI_VERSION = 1;
+
+/** Project root (two levels above dist/lib/native or lib/native). */
+export function projectRoot(): string {
+  let dir = __dirname;
+  for (let i = 0; i < 5; i++) {
+    if (fs.existsSync(path.join(dir, 'package.json')) && fs.existsSync(path.join(dir, 'cuda', 'include', 'gdn.h'))) return dir;
+    dir = path.dirname(dir);
+  }
+  return path.resolve(__dirname, '..', '..', '..');
+}
+
+/** Where libgdn is looked for, in order: $GDN_LIBRARY, build/cuda, build/host. */
+export function libraryCandidates(): string[] {
+  const root = projectRoot();
+  const env = process.env.GDN_LIBRARY;
+  return [
+    ...(env ? [env] : []),
+    path.join(root, 'build', 'cuda', 'libgdn.so'),
+    path.join(root, 'build', 'host', 'libgdn.so'),
+  ];
+}
+
+// ---------------------------------------------------------------------------- types (declared once)
+
+const gdn_backend = koffi.opaque('gdn_backend');
+const gdn_backend_ptr = koffi.pointer('gdn_backend_ptr', gdn_backend);
+
+export const DeviceInfoT = koffi.struct('gdn_device_info', {
+  backend: 'int32_t',
+  device_ordinal: 'int32_t',
+  name: koffi.array('char', 256, 'String'),
+  sm_major: 'int32_t',
+  sm_minor: 'int32_t',
+  sm_count: 'int32_t',
+  l2_bytes: 'int32_t',
+  total_mem_bytes: 'uint64_t',
+  free_mem_bytes: 'uint64_t',
+  sm_clock_mhz: 'int32_t',
+  mem_clock_mhz: 'int32_t',
+  max_sm_clock_mhz: 'int32_t',
+  max_mem_clock_mhz: 'int32_t',
+  mem_bus_width_bits: 'int32_t',
+  driver_version: 'int32_t',
+  runtime_version: 'int32_t',
+  driver_string: koffi.array('char', 64, 'String'),
+  clocks_source: 'int32_t',
+  reserved: koffi.array('int32_t', 7),
+});
+
+const ScheduleT = koffi.struct('gdn_schedule', {
+  kind: 'int32_t',
+  order_len: 'int32_t',
+  seed: 'uint64_t',
+  order: 'uint64_t', // const int32_t* — passed as an address from koffi.alloc
+});
+
+export const ConvArgsT = koffi.struct('gdn_conv_args', {
+  T: 'int64_t',
+  C: 'int64_t',
+  K: 'int64_t',
+  num_seqs: 'int32_t',
+  x_dtype: 'int32_t',
+  out_dtype: 'int32_t',
+  his_dtype: 'int32_t',
+  x_row_stride: 'int64_t',
+  x: 'uint64_t',
+  weight: 'uint64_t',
+  bias: 'uint64_t',
+  query_start_loc: 'uint64_t',
+  has_initial_state: 'uint64_t',
+  conv_state: 'uint64_t',
+  out: 'uint64_t',
+  arm: 'int32_t',
+  mapping: 'int32_t',
+  mutant: 'int32_t',
+  widen_cycles: 'int32_t',
+  schedule: ScheduleT,
+});
+
+export const LaunchContractT = koffi.struct('gdn_launch_contract', {
+  arm_ran: 'int32_t',
+  mapping_ran: 'int32_t',
+  threads_per_block: 'int32_t',
+  channels_per_block: 'int32_t',
+  channel_tiles: 'int32_t',
+  programs: 'int32_t',
+  grid_x: 'int32_t',
+  grid_y: 'int32_t',
+  grid_z: 'int32_t',
+  shared_bytes: 'int32_t',
+  tokens_per_program: 'int32_t',
+  reserved: koffi.array('int32_t', 5),
+});
+
+export const ConvUpdateArgsT = koffi.struct('gdn_conv_update_args', {
+  B: 'int64_t',
+  C: 'int64_t',
+  K: 'int64_t',
+  x_dtype: 'int32_t',
+  out_dtype: 'int32_t',
+  state_dtype: 'int32_t',
+  arm: 'int32_t',
+  num_slots: 'int64_t',
+  x: 'uint64_t',
+  weight: 'uint64_t',
+  bias: 'uint64_t',
+  state: 'uint64_t',
+  state_indices: 'uint64_t',
+  out: 'uint64_t',
+});
+
+export const PostconvArgsT = koffi.struct('gdn_postconv_args', {
+  T: 'int64_t',
+  Hk: 'int64_t',
+  Hv: 'int64_t',
+  Dk: 'int64_t',
+  Dv: 'int64_t',
+  conv_dtype: 'int32_t',
+  gate_dtype: 'int32_t',
+  qkv_dtype: 'int32_t',
+  arm: 'int32_t',
+  a_row_stride: 'int64_t',
+  b_row_stride: 'int64_t',
+  conv_out: 'uint64_t',
+  a: 'uint64_t',
+  b: 'uint64_t',
+  A_log: 'uint64_t',
+  dt_bias: 'uint64_t',
+  q: 'uint64_t',
+  k: 'uint64_t',
+  v: 'uint64_t',
+  g: 'uint64_t',
+  beta: 'uint64_t',
+});
+
+export const PostconvResultT = koffi.struct('gdn_postconv_result', {
+  arm_ran: 'int32_t',
+  threads_per_block: 'int32_t',
+  grid_x: 'int32_t',
+  grid_y: 'int32_t',
+  reserved: koffi.array('int32_t', 4),
+});
+
+export const MatmulArgsT = koffi.struct('gdn_matmul_args', {
+  M: 'int64_t',
+  N: 'int64_t',
+  Kd: 'int64_t',
+  in_dtype: 'int32_t',
+  out_dtype: 'int32_t',
+  a: 'uint64_t',
+  b: 'uint64_t',
+  out: 'uint64_t',
+});
+
+const CopyArgsT = koffi.struct('gdn_copy_args', {
+  dst: 'uint64_t',
+  src: 'uint64_t',
+  bytes: 'uint64_t',
+});
+
+export const OpT = koffi.struct('gdn_op', {
+  kind: 'int32_t',
+  reserved: 'int32_t',
+  conv: ConvArgsT,
+  update: ConvUpdateArgsT,
+  postconv: PostconvArgsT,
+  copy: CopyArgsT,
+});
+
+const TimingConfigT = koffi.struct('gdn_timing_config', {
+  rounds: 'int32_t',
+  flush_l2: 'int32_t',
+  rotate_order: 'int32_t',
+  reserved: 'int32_t',
+});
+
+// ---------------------------------------------------------------------------- plain TS mirrors
+
+export interface ScheduleStruct {
+  kind: number;
+  order_len: number;
+  seed: number | bigint;
+  order: number | bigint;
+}
+export interface ConvArgs {
+  T: number; C: number; K: number; num_seqs: number;
+  x_dtype: number; out_dtype: number; his_dtype: number; x_row_stride: number;
+  x: number; weight: number; bias: number; query_start_loc: number; has_initial_state: number;
+  conv_state: number; out: number;
+  arm: number; mapping: number; mutant: number; widen_cycles: number;
+  schedule: ScheduleStruct;
+}
+export interface LaunchContractStruct {
+  arm_ran: number; mapping_ran: number; threads_per_block: number; channels_per_block: number;
+  channel_tiles: number; programs: number; grid_x: number; grid_y: number; grid_z: number;
+  shared_bytes: number; tokens_per_program: number;
+}
+export interface ConvUpdateArgs {
+  B: number; C: number; K: number; x_dtype: number; out_dtype: number; state_dtype: number; arm: number;
+  num_slots: number; x: number; weight: number; bias: number; state: number; state_indices: number; out: number;
+}
+export interface PostconvArgs {
+  T: number; Hk: number; Hv: number; Dk: number; Dv: number;
+  conv_dtype: number; gate_dtype: number; qkv_dtype: number; arm: number;
+  a_row_stride: number; b_row_stride: number;
+  conv_out: number; a: number; b: number; A_log: number; dt_bias: number;
+  q: number; k: number; v: number; g: number; beta: number;
+}
+export interface PostconvResultStruct { arm_ran: number; threads_per_block: number; grid_x: number; grid_y: number }
+export interface MatmulArgs { M: number; N: number; Kd: number; in_dtype: number; out_dtype: number; a: number; b: number; out: number }
+export interface CopyArgs { dst: number; src: number; bytes: number }
+
+export const OP_KIND = { conv: 1, conv_update: 2, postconv: 3, copy: 4 } as const;
+export type OpKind = keyof typeof OP_KIND;
+
+// ---------------------------------------------------------------------------- functions
+
+
+export interface GdnLib {
+  path: string;
+  abiVersion: Fn;
+  buildInfo: Fn;
+  statusName: Fn;
+  lastError: Fn;
+  cudaDeviceCount: Fn;
+  backendOpen: Fn;
+  backendClose: Fn;
+  backendLastError: Fn;
+  deviceInfo: Fn;
+  bufferAlloc: Fn;
+  bufferFree: Fn;
+  bufferUpload: Fn;
+  bufferDownload: Fn;
+  bufferFillU32: Fn;
+  bufferCopy: Fn;
+  bufferStats: Fn;
+  synchronize: Fn;
+  convLaunchContract: Fn;
+  convForward: Fn;
+  convUpdate: Fn;
+  postconvForward: Fn;
+  matmulNT: Fn;
+  timeOps: Fn;
+}
+
+let loaded: GdnLib | undefined;
+let loadError: Error | undefined;
+
+/** Loads libgdn once. Throws a clear error naming the paths tried when it cannot. */
+export function gdnLib(): GdnLib {
+  if (loaded) return loaded;
+  if (loadError) throw loadError;
+  const tried: string[] = [];
+  for (const candidate of libraryCandidates()) {
+    if (!fs.existsSync(candidate)) {
+      tried.push(`${candidate} (missing)`);
+      continue;
+    }
+    let lib: LibraryHandle;
+    try {
+      lib = koffi.load(candidate);
+    } catch (e) {
+      tried.push(`${candidate} (${(e as Error).message})`);
+      continue;
+    }
+    const abi = lib.func('int32_t gdn_abi_version(void)')() as number;
+    if (abi !== ABI_VERSION) {
+      tried.push(`${candidate} (ABI version ${abi}, this binding needs ${ABI_VERSION}: rebuild with npm run build)`);
+      continue;
+    }
+    loaded = bind(lib, candidate);
+    return loaded;
+  }
+  loadError = new Error(`libgdn could not be loaded; tried:\n  ${tried.join('\n  ')}\nBuild it with \`npm run build\` or set GDN_LIBRARY.`);
+  throw loadError;
+}
+
+function bind(lib: LibraryHandle, libPath: string): GdnLib {
+  const st = 'int32_t';
+  return {
+    path: libPath,
+    abiVersion: lib.func('gdn_abi_version', 'int32_t', []),
+    buildInfo: lib.func('gdn_build_info', 'const char*', []),
+    statusName: lib.func('gdn_status_name', 'const char*', ['int32_t']),
+    lastError: lib.func('gdn_last_error', 'const char*', []),
+    cudaDeviceCount: lib.func('gdn_cuda_device_count', st, [koffi.out(koffi.pointer('int32_t'))]),
+    backendOpen: lib.func('gdn_backend_open', st, ['int32_t', 'int32_t', koffi.out(koffi.pointer(gdn_backend_ptr))]),
+    backendClose: lib.func('gdn_backend_close', st, [gdn_backend_ptr]),
+    backendLastError: lib.func('gdn_backend_last_error', st, [gdn_backend_ptr, 'uint8_t*', 'int32_t']),
+    deviceInfo: lib.func('gdn_device_info_get', st, [gdn_backend_ptr, koffi.out(koffi.pointer(DeviceInfoT))]),
+    bufferAlloc: lib.func('gdn_buffer_alloc', st, [gdn_backend_ptr, 'uint64_t', koffi.out(koffi.pointer('uint64_t'))]),
+    bufferFree: lib.func('gdn_buffer_free', st, [gdn_backend_ptr, 'uint64_t']),
+    bufferUpload: lib.func('gdn_buffer_upload', st, [gdn_backend_ptr, 'uint64_t', 'const uint8_t*', 'uint64_t']),
+    bufferDownload: lib.func('gdn_buffer_download', st, [gdn_backend_ptr, 'uint8_t*', 'uint64_t', 'uint64_t']),
+    bufferFillU32: lib.func('gdn_buffer_fill_u32', st, [gdn_backend_ptr, 'uint64_t', 'uint32_t', 'uint64_t']),
+    bufferCopy: lib.func('gdn_buffer_copy', st, [gdn_backend_ptr, 'uint64_t', 'uint64_t', 'uint64_t']),
+    bufferStats: lib.func('gdn_buffer_stats', st, [gdn_backend_ptr, koffi.out(koffi.pointer('int64_t')), koffi.out(koffi.pointer('uint64_t'))]),
+    synchronize: lib.func('gdn_synchronize', st, [gdn_backend_ptr]),
+    convLaunchContract: lib.func('gdn_conv_launch_contract', st, [
+      'int32_t', 'int32_t', 'int64_t', 'int64_t', 'const int32_t*', 'int32_t',
+      koffi.out(koffi.pointer(LaunchContractT)), 'int32_t*', 'int32_t',
+    ]),
+    convForward: lib.func('gdn_conv_forward', st, [gdn_backend_ptr, koffi.pointer(ConvArgsT), koffi.out(koffi.pointer(LaunchContractT))]),
+    convUpdate: lib.func('gdn_conv_update', st, [gdn_backend_ptr, koffi.pointer(ConvUpdateArgsT)]),
+    postconvForward: lib.func('gdn_postconv_forward', st, [gdn_backend_ptr, koffi.pointer(PostconvArgsT), koffi.out(koffi.pointer(PostconvResultT))]),
+    matmulNT: lib.func('gdn_matmul_nt', st, [gdn_backend_ptr, koffi.pointer(MatmulArgsT)]),
+    timeOps: lib.func('gdn_time_ops', st, [gdn_backend_ptr, 'void*', 'int32_t', koffi.pointer(TimingConfigT), 'float*']),
+  };
+}
+
+/** Encodes ops into native memory (an array of gdn_op); the caller frees it with koffi.free. */
+export function encodeOps(ops: { kind: number; conv?: ConvArgs; update?: ConvUpdateArgs; postconv?: PostconvArgs; copy?: CopyArgs }[]): unknown {
+  const size = koffi.sizeof(OpT);
+  const mem = koffi.alloc(OpT, ops.length);
+  const blank = koffi.decode(new Uint8Array(size), OpT);
+  for (let i = 0; i < ops.length; i++) {
+    koffi.encode(mem, i * size, OpT, { ...blank, reserved: 0, ...ops[i] });
+  }
+  return mem;
+}
+
+/** Native memory holding an int32 array; its address goes into pointer-typed uint64 fields. */
+export function allocInt32(values: ArrayLike<number>): { mem: unknown; addr: number } {
+  const mem = koffi.alloc('int32_t', Math.max(values.length, 1));
+  koffi.encode(mem, 'int32_t', Array.from(values), values.length);
+  return { mem, addr: Number(koffi.address(mem)) };
+}
+
+export function freeNative(mem: unknown): void {
+  koffi.free(mem);
+}
+
+export const TIMING_CONFIG = TimingConfigT;
+export const BACKEND_PTR = gdn_backend_ptr;

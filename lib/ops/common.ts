@@ -1,0 +1,99 @@
+// Shared plumbing of the op wrappers: dtype codes of gdn.h, argument checks whose messages name the
+// argument, and staging of host inputs onto a backend (temporaries released after the call).
+
+import { DType, describe } from '../dtype';
+import { Tensor } from '../tensor';
+import { Backend, activeBackend } from '../backend';
+
+export const DTYPE_CODE: Record<DType, number> = { f32: 0, bf16: 1, f16: 2, i32: 3, i8: 4 };
+
+/** Bit patterns written into outputs before a run, so an element no kernel wrote cannot pass as a result. */
+export const POISON_U32 = { f32: 0x7fc0dead, bf16: 0x7fc17fc1 } as const;
+
+export function backendOf(opts: { backend?: Backend }): Backend {
+  return opts.backend ?? activeBackend();
+}
+
+export function expectTensor(value: unknown, what: string): Tensor {
+  if (!(value instanceof Tensor)) throw new TypeError(`${what}: expected a Tensor, got ${describe(value)}`);
+  value.assertLive(what);
+  return value;
+}
+
+export function expectDType(t: Tensor, what: string, allowed: readonly DType[]): void {
+  if (!allowed.includes(t.dtype)) {
+    throw new TypeError(`${what}: expected dtype ${allowed.join(' or ')}, got ${t.dtype}`);
+  }
+}
+
+/** Checks a tensor's shape; `null` entries in `expected` match any size. */
+export function expectShape(t: Tensor, what: string, expected: readonly (number | null)[], names?: readonly string[]): void {
+  const ok = t.rank === expected.length && expected.every((d, i) => d === null || t.shape[i] === d);
+  if (!ok) {
+    const want = expected.map((d, i) => (d === null ? (names?.[i] ?? '*') : names?.[i] ? `${names[i]}=${d}` : String(d))).join(', ');
+    throw new RangeError(`${what}: expected shape [${want}], got [${t.shape.join(', ')}]`);
+  }
+}
+
+export function expectContiguous(t: Tensor, what: string): void {
+  if (!t.contiguous) throw new RangeError(`${what}: expected a contiguous tensor, got row stride ${t.rowStride} for rows of ${t.cols}`);
+}
+
+export function expectInt(value: unknown, what: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `an integer >= ${min}` : `an integer in ${min}..${max}`;
+    throw new RangeError(`${what}: expected ${range}, got ${describe(value)}`);
+  }
+  return value;
+}
+
+export function expectChoice<T extends string>(value: unknown, what: string, choices: readonly T[]): T {
+  if (typeof value !== 'string' || !(choices as readonly string[]).includes(value)) {
+    throw new TypeError(`${what}: expected one of ${choices.map((c) => `'${c}'`).join(', ')}, got ${describe(value)}`);
+  }
+  return value as T;
+}
+
+/**
+ * Puts tensors on a backend for one call. Host tensors (or tensors of another backend) are copied
+ * and the copies released by `release()`; tensors already there are used as they are.
+ */
+export class Staging {
+  private temps: Tensor[] = [];
+  constructor(readonly backend: Backend) {}
+
+  input(t: Tensor): Tensor {
+    if (t.location === 'device' && t.backend === this.backend) return t;
+    const d = t.to(this.backend);
+    this.temps.push(d);
+    return d;
+  }
+
+  /** A fresh output on the backend, poisoned so unwritten elements show up. Kept unless `temp`. */
+  output(shape: readonly number[], dtype: 'f32' | 'bf16', temp = false): Tensor {
+    const t = Tensor.empty(shape, dtype, { backend: this.backend });
+    if (t.numel > 0) this.backend.fillU32(t.addr, POISON_U32[dtype], roundUp4(t.extentBytes));
+    if (temp) this.temps.push(t);
+    return t;
+  }
+
+  /** A device copy of t that the op may overwrite (state in/out). */
+  mutableCopy(t: Tensor): Tensor {
+    if (t.location === 'device' && t.backend === this.backend) {
+      const copy = Tensor.empty(t.shape, t.dtype, { backend: this.backend, rowStride: t.rowStride });
+      if (t.extentBytes > 0) this.backend.copy(copy.addr, t.addr, t.extentBytes);
+      return copy;
+    }
+    return t.to(this.backend);
+  }
+
+  release(): void {
+    for (const t of this.temps) t.release();
+    this.temps = [];
+  }
+}
+
+/** Device allocations are rounded up to whole words (Tensor.empty), so a word fill stays inside them. */
+function roundUp4(n: number): number {
+  return Math.ceil(n / 4) * 4;
+}

@@ -1,0 +1,454 @@
+// The causal conv1d + SiLU of a GDN layer (DOMAIN.md §3): prefill over a varlen batch (forward), the
+// decode step (update), and the launch contracts of every arm and mapping.
+
+import { describe } from '../dtype';
+import { Tensor } from '../tensor';
+import { Backend } from '../backend';
+import { allocInt32, freeNative, ConvArgs, ConvUpdateArgs, LaunchContractStruct } from '../native/gdn';
+import { gdnLib } from '../native/gdn';
+import type { NativeOp } from '../backend';
+import {
+  DTYPE_CODE, Staging, backendOf, expectChoice, expectContiguous, expectDType, expectInt, expectShape, expectTensor,
+} from './common';
+
+export const CONV_ARMS = ['scalar', 'tiled', 'reg', 'reg-k4', 'reg-k4x2', 'vec'] as const;
+export type ConvArm = (typeof CONV_ARMS)[number];
+export const CONV_MAPPINGS = ['exact', 'exact-racy', 'sequence'] as const;
+export type ConvMapping = (typeof CONV_MAPPINGS)[number];
+export const CONV_MUTANTS = ['taps-reversed', 'state-from-output', 'no-tail-guard', 'chunk-off-by-one'] as const;
+export type ConvMutant = (typeof CONV_MUTANTS)[number];
+export const UPDATE_ARMS = ['reference', 'reg'] as const;
+export type UpdateArm = (typeof UPDATE_ARMS)[number];
+
+/** The largest K the kernels support. */
+export const MAX_K = 8;
+/** Tokens per exact-mapping program. */
+export const CHUNK = 8;
+
+/**
+ * Block order on the host backend: 'forward', 'reverse', { shuffle: seed }, or an explicit
+ * permutation of the linear block indices (y · grid_x + x).
+ */
+export type Schedule = 'forward' | 'reverse' | { shuffle: number } | readonly number[];
+
+export interface ConvInputs {
+  /** [T, C], f32 or bf16; the row stride may exceed C (padded rows). */
+  x: Tensor;
+  /** [C, K], the dtype of x. */
+  weight: Tensor;
+  /** [C], the dtype of x; omit for no bias. */
+  bias?: Tensor | null;
+  /** [N+1] int32 offsets of the sequences: 0 = q[0] <= … <= q[N] = T. */
+  queryStartLoc: Tensor | readonly number[];
+  /** [N] i8 or i32, non-zero = continue from conv_state; omit when no sequence has state. */
+  hasInitialState?: Tensor | readonly (boolean | number)[] | null;
+  /** [N, C, K-1] f32: the state read by sequences with initial state. Not modified (see `inPlace`). */
+  convState: Tensor;
+}
+
+export interface ConvOptions {
+  arm?: ConvArm;
+  mapping?: ConvMapping;
+  outDtype?: 'f32' | 'bf16';
+  /** Host backend only. */
+  schedule?: Schedule;
+  /** CUDA only: cycles chunk 0 spins before reading the state, to widen the #305 race window. */
+  widenCycles?: number;
+  /** A planted mutation (tests and teaching). */
+  mutant?: ConvMutant | null;
+  backend?: Backend;
+  /** Update `convState` itself (a device tensor on the backend) instead of returning a new state tensor. */
+  inPlace?: boolean;
+}
+
+export interface LaunchContract {
+  /** The arm and mapping that run after fallbacks (reg-k4 with K ≠ 4 runs reg). */
+  arm: ConvArm;
+  mapping: ConvMapping;
+  threadsPerBlock: number;
+  channelsPerBlock: number;
+  channelTiles: number;
+  /** (sequence, chunk) programs (exact mappings) or sequences. */
+  programs: number;
+  grid: [number, number, number];
+  sharedBytes: number;
+  /** Tokens per program (exact mappings), 0 for whole sequences. */
+  tokensPerProgram: number;
+}
+
+export interface ConvResult {
+  out: Tensor;
+  convState: Tensor;
+  /** What was asked for, and what ran (they differ when an arm falls back). */
+  requested: { arm: ConvArm; mapping: ConvMapping };
+  contract: LaunchContract;
+  backend: 'host' | 'cuda';
+  /** Frees out and convState (unless convState was updated in place). */
+  release(): void;
+}
+
+// ------------------------------------------------------------------------------------------ contracts
+
+function contractFrom(s: LaunchContractStruct): LaunchContract {
+  return {
+    arm: CONV_ARMS[s.arm_ran],
+    mapping: CONV_MAPPINGS[s.mapping_ran],
+    threadsPerBlock: s.threads_per_block,
+    channelsPerBlock: s.channels_per_block,
+    channelTiles: s.channel_tiles,
+    programs: s.programs,
+    grid: [s.grid_x, s.grid_y, s.grid_z],
+    sharedBytes: s.shared_bytes,
+    tokensPerProgram: s.tokens_per_program,
+  };
+}
+
+/**
+ * The launch an arm and mapping make for C channels, K taps and these sequence offsets, with the
+ * list of (sequence, chunk) programs. Pure: no backend, no data.
+ */
+export function launchContract(
+  arm: ConvArm,
+  mapping: ConvMapping,
+  C: number,
+  K: number,
+  queryStartLoc: readonly number[] | Int32Array,
+): LaunchContract & { programList: [number, number][] } {
+  expectChoice(arm, 'arm', CONV_ARMS);
+  expectChoice(mapping, 'mapping', CONV_MAPPINGS);
+  expectInt(C, 'C', 1);
+  expectInt(K, 'K', 2, MAX_K);
+  const qsl = Int32Array.from(queryStartLoc as ArrayLike<number>);
+  if (qsl.length < 2) throw new RangeError(`queryStartLoc: expected at least 2 offsets (one sequence), got ${qsl.length}`);
+  const lib = gdnLib();
+  const total = qsl[qsl.length - 1];
+  const capacity = Math.max(1, Math.ceil(Math.max(total, 0) / CHUNK) + qsl.length);
+  const programs = new Int32Array(2 * capacity);
+  const out: LaunchContractStruct[] = [{} as LaunchContractStruct];
+  const st = lib.convLaunchContract(CONV_ARMS.indexOf(arm), CONV_MAPPINGS.indexOf(mapping), C, K, qsl, qsl.length - 1, out, programs, capacity) as number;
+  if (st !== 0) throw new Error(`launchContract: ${lib.lastError() as string}`);
+  const c = contractFrom(out[0]);
+  const programList: [number, number][] = [];
+  const listed = c.mapping === 'sequence' ? 0 : Math.min(c.programs, capacity);
+  for (let i = 0; i < listed; i++) programList.push([programs[2 * i], programs[2 * i + 1]]);
+  return { ...c, programList };
+}
+
+// ------------------------------------------------------------------------------------------ forward
+
+interface PreparedConv {
+  args: ConvArgs;
+  out: Tensor;
+  convState: Tensor;
+  staging: Staging;
+  natives: unknown[];
+  stateIsCaller: boolean;
+  requested: { arm: ConvArm; mapping: ConvMapping };
+  backend: Backend;
+}
+
+function int32Tensor(value: Tensor | readonly (number | boolean)[], what: string): Tensor {
+  if (value instanceof Tensor) return value;
+  if (!Array.isArray(value)) throw new TypeError(`${what}: expected a Tensor or an array of integers, got ${describe(value)}`);
+  const nums = value.map((v, i) => {
+    const n = typeof v === 'boolean' ? (v ? 1 : 0) : v;
+    if (!Number.isInteger(n)) throw new TypeError(`${what}[${i}]: expected an integer, got ${describe(v)}`);
+    return n;
+  });
+  return Tensor.from(nums, [nums.length], 'i32');
+}
+
+function scheduleStruct(schedule: Schedule | undefined, natives: unknown[]): ConvArgs['schedule'] {
+  if (schedule === undefined || schedule === 'forward') return { kind: 0, order_len: 0, seed: 0, order: 0 };
+  if (schedule === 'reverse') return { kind: 1, order_len: 0, seed: 0, order: 0 };
+  if (Array.isArray(schedule)) {
+    const { mem, addr } = allocInt32(schedule);
+    natives.push(mem);
+    return { kind: 3, order_len: schedule.length, seed: 0, order: addr };
+  }
+  if (typeof schedule === 'object' && schedule !== null && 'shuffle' in schedule) {
+    const seed = (schedule as { shuffle: number }).shuffle;
+    expectInt(seed, 'schedule.shuffle', 0);
+    return { kind: 2, order_len: 0, seed, order: 0 };
+  }
+  throw new TypeError(`schedule: expected 'forward', 'reverse', { shuffle: seed } or an array of block indices, got ${describe(schedule)}`);
+}
+
+function prepare(inputs: ConvInputs, opts: ConvOptions): PreparedConv {
+  if (!inputs || typeof inputs !== 'object') throw new TypeError(`inputs: expected { x, weight, queryStartLoc, convState, … }, got ${describe(inputs)}`);
+  const arm = expectChoice(opts.arm ?? 'scalar', 'arm', CONV_ARMS);
+  const mapping = expectChoice(opts.mapping ?? 'exact', 'mapping', CONV_MAPPINGS);
+  const outDtype = expectChoice(opts.outDtype ?? 'f32', 'outDtype', ['f32', 'bf16'] as const);
+  const mutant = opts.mutant == null ? null : expectChoice(opts.mutant, 'mutant', CONV_MUTANTS);
+  const widen = expectInt(opts.widenCycles ?? 0, 'widenCycles', 0, 2 ** 31 - 1);
+
+  const x = expectTensor(inputs.x, 'x');
+  expectDType(x, 'x', ['f32', 'bf16']);
+  if (x.rank !== 2) throw new RangeError(`x: expected shape [T, C], got [${x.shape.join(', ')}]`);
+  const [T, C] = x.shape;
+  const weight = expectTensor(inputs.weight, 'weight');
+  if (weight.dtype !== x.dtype) throw new TypeError(`weight: expected dtype ${x.dtype} (the dtype of x), got ${weight.dtype}`);
+  if (weight.rank !== 2 || weight.shape[0] !== C) throw new RangeError(`weight: expected shape [C=${C}, K], got [${weight.shape.join(', ')}]`);
+  expectContiguous(weight, 'weight');
+  const K = weight.shape[1];
+  if (K < 2 || K > MAX_K) throw new RangeError(`weight: K = ${K} is outside the supported range 2..${MAX_K}`);
+  const bias = inputs.bias == null ? null : expectTensor(inputs.bias, 'bias');
+  if (bias) {
+    if (bias.dtype !== x.dtype) throw new TypeError(`bias: expected dtype ${x.dtype} (the dtype of x), got ${bias.dtype}`);
+    expectShape(bias, 'bias', [C], ['C']);
+  }
+  const qsl = expectTensor(int32Tensor(inputs.queryStartLoc, 'queryStartLoc'), 'queryStartLoc');
+  expectDType(qsl, 'queryStartLoc', ['i32']);
+  if (qsl.rank !== 1 || qsl.numel < 2) throw new RangeError(`queryStartLoc: expected shape [N+1] with N >= 1, got [${qsl.shape.join(', ')}]`);
+  const N = qsl.numel - 1;
+  const offsets = Int32Array.from(qsl.bits() as Int32Array);
+  if (offsets[0] !== 0) throw new RangeError(`queryStartLoc: must start at 0, got ${offsets[0]}`);
+  for (let s = 0; s < N; s++) {
+    if (offsets[s + 1] < offsets[s]) throw new RangeError(`queryStartLoc: must not decrease, but [${s}] = ${offsets[s]} > [${s + 1}] = ${offsets[s + 1]}`);
+  }
+  if (offsets[N] !== T) throw new RangeError(`queryStartLoc: must end at T = ${T} (rows of x), got ${offsets[N]}`);
+  let his: Tensor | null = null;
+  if (inputs.hasInitialState != null) {
+    his = expectTensor(int32Tensor(inputs.hasInitialState, 'hasInitialState'), 'hasInitialState');
+    expectDType(his, 'hasInitialState', ['i8', 'i32']);
+    expectShape(his, 'hasInitialState', [N], ['N']);
+  }
+  const state = expectTensor(inputs.convState, 'convState');
+  expectDType(state, 'convState', ['f32']);
+  expectShape(state, 'convState', [N, C, K - 1], ['N', 'C', 'K-1']);
+  expectContiguous(state, 'convState');
+
+  const backend = backendOf(opts);
+  if (opts.schedule !== undefined && opts.schedule !== 'forward' && backend.kind !== 'host') {
+    throw new Error(`schedule: block orders other than 'forward' run on the host backend only (this is ${backend.kind}); on the GPU use widenCycles`);
+  }
+  if (widen > 0 && backend.kind !== 'cuda') throw new Error('widenCycles: runs on the CUDA backend only (the host backend reproduces the race with schedule: \'reverse\')');
+  if (opts.inPlace && !(state.location === 'device' && state.backend === backend)) {
+    throw new Error('inPlace: convState must already be on the backend (convState.to(backend)) to be updated in place');
+  }
+
+  const staging = new Staging(backend);
+  const natives: unknown[] = [];
+  try {
+    const dx = staging.input(x);
+    const dw = staging.input(weight);
+    const db = bias ? staging.input(bias) : null;
+    const dq = staging.input(qsl);
+    const dh = his ? staging.input(his) : null;
+    const dstate = opts.inPlace ? state : staging.mutableCopy(state);
+    const out = staging.output([T, C], outDtype);
+    const args: ConvArgs = {
+      T, C, K, num_seqs: N,
+      x_dtype: DTYPE_CODE[x.dtype], out_dtype: DTYPE_CODE[outDtype], his_dtype: DTYPE_CODE[his?.dtype ?? 'i8'],
+      x_row_stride: x.rowStride,
+      x: dx.addr,
+      weight: dw.addr,
+      bias: db ? db.addr : 0,
+      query_start_loc: dq.addr,
+      has_initial_state: dh ? dh.addr : 0,
+      conv_state: dstate.addr,
+      out: out.addr,
+      arm: CONV_ARMS.indexOf(arm),
+      mapping: CONV_MAPPINGS.indexOf(mapping),
+      mutant: mutant ? CONV_MUTANTS.indexOf(mutant) + 1 : 0,
+      widen_cycles: widen,
+      schedule: scheduleStruct(opts.schedule, natives),
+    };
+    return { args, out, convState: dstate, staging, natives, stateIsCaller: !!opts.inPlace, requested: { arm, mapping }, backend };
+  } catch (e) {
+    staging.release();
+    for (const m of natives) freeNative(m);
+    throw e;
+  }
+}
+
+function finish(p: PreparedConv, contract: LaunchContractStruct): ConvResult {
+  p.staging.release();
+  for (const m of p.natives) freeNative(m);
+  const { out, convState, stateIsCaller } = p;
+  return {
+    out,
+    convState,
+    requested: p.requested,
+    contract: contractFrom(contract),
+    backend: p.backend.kind,
+    release() {
+      out.release();
+      if (!stateIsCaller) convState.release();
+    },
+  };
+}
+
+function abandon(p: PreparedConv): void {
+  p.staging.release();
+  for (const m of p.natives) freeNative(m);
+  p.out.release();
+  if (!p.stateIsCaller) p.convState.release();
+}
+
+/**
+ * Runs the prefill conv: out[t, c] = silu(bias[c] + Σ_j w[c][j] · x[t-(K-1)+j, c]) per sequence, and
+ * the final state (the last K-1 raw inputs of each non-empty sequence). Runs on a worker thread.
+ */
+export async function forward(inputs: ConvInputs, opts: ConvOptions = {}): Promise<ConvResult> {
+  const p = prepare(inputs, opts);
+  const contract: LaunchContractStruct[] = [{} as LaunchContractStruct];
+  try {
+    await p.backend.callAsync(p.backend.lib.convForward, [p.backend.native, p.args, contract], 'conv.forward');
+  } catch (e) {
+    abandon(p);
+    throw e;
+  }
+  return finish(p, contract[0]);
+}
+
+/** The same as forward, on the calling thread (no await; for tight loops in tests and checks). */
+export function forwardSync(inputs: ConvInputs, opts: ConvOptions = {}): ConvResult {
+  const p = prepare(inputs, opts);
+  const contract: LaunchContractStruct[] = [{} as LaunchContractStruct];
+  try {
+    p.backend.check(p.backend.lib.convForward(p.backend.native, p.args, contract) as number, 'conv.forward');
+  } catch (e) {
+    abandon(p);
+    throw e;
+  }
+  return finish(p, contract[0]);
+}
+
+/**
+ * A conv launch ready for the native timing loop. Inputs are staged on the backend once; the
+ * state is a private copy (each timed launch updates it, which does not change the work done).
+ */
+export function prepareTimed(inputs: ConvInputs, opts: ConvOptions = {}, label?: string): NativeOp & { release(): void } {
+  if (opts.schedule !== undefined && opts.schedule !== 'forward') throw new Error('schedule: timing runs blocks in their natural order');
+  const p = prepare(inputs, opts);
+  const kept = p.staging;
+  return {
+    kind: 'conv',
+    args: p.args,
+    label: label ?? `${opts.arm ?? 'scalar'}/${opts.mapping ?? 'exact'}`,
+    release() {
+      kept.release();
+      for (const m of p.natives) freeNative(m);
+      p.out.release();
+      if (!p.stateIsCaller) p.convState.release();
+    },
+  };
+}
+
+// ------------------------------------------------------------------------------------------ update
+
+export interface ConvUpdateInputs {
+  /** [B, C] one new token per sequence, f32 or bf16. */
+  x: Tensor;
+  /** [C, K], the dtype of x. */
+  weight: Tensor;
+  bias?: Tensor | null;
+  /** [slots, C, K-1] f32 or bf16: the state pool. Not modified (see `inPlace`). */
+  state: Tensor;
+  /** [B] int32: the slot of each sequence; negative skips the sequence (its out row and state stay untouched). */
+  stateIndices: Tensor | readonly number[];
+}
+
+export interface ConvUpdateOptions {
+  arm?: UpdateArm;
+  outDtype?: 'f32' | 'bf16';
+  backend?: Backend;
+  inPlace?: boolean;
+  /** Initial contents of out (rows of skipped sequences keep them); poisoned when omitted. */
+  out?: Tensor;
+}
+
+export interface ConvUpdateResult {
+  out: Tensor;
+  state: Tensor;
+  arm: UpdateArm;
+  backend: 'host' | 'cuda';
+  release(): void;
+}
+
+/** The decode step: each sequence appends one token to its window in the state pool. */
+export async function update(inputs: ConvUpdateInputs, opts: ConvUpdateOptions = {}): Promise<ConvUpdateResult> {
+  const arm = expectChoice(opts.arm ?? 'reference', 'arm', UPDATE_ARMS);
+  const outDtype = expectChoice(opts.outDtype ?? 'f32', 'outDtype', ['f32', 'bf16'] as const);
+  const x = expectTensor(inputs.x, 'x');
+  expectDType(x, 'x', ['f32', 'bf16']);
+  if (x.rank !== 2) throw new RangeError(`x: expected shape [B, C], got [${x.shape.join(', ')}]`);
+  expectContiguous(x, 'x');
+  const [B, C] = x.shape;
+  const weight = expectTensor(inputs.weight, 'weight');
+  if (weight.dtype !== x.dtype) throw new TypeError(`weight: expected dtype ${x.dtype} (the dtype of x), got ${weight.dtype}`);
+  if (weight.rank !== 2 || weight.shape[0] !== C) throw new RangeError(`weight: expected shape [C=${C}, K], got [${weight.shape.join(', ')}]`);
+  const K = weight.shape[1];
+  if (K < 2 || K > MAX_K) throw new RangeError(`weight: K = ${K} is outside the supported range 2..${MAX_K}`);
+  const bias = inputs.bias == null ? null : expectTensor(inputs.bias, 'bias');
+  if (bias) {
+    if (bias.dtype !== x.dtype) throw new TypeError(`bias: expected dtype ${x.dtype} (the dtype of x), got ${bias.dtype}`);
+    expectShape(bias, 'bias', [C], ['C']);
+  }
+  const state = expectTensor(inputs.state, 'state');
+  expectDType(state, 'state', ['f32', 'bf16']);
+  if (state.rank !== 3 || state.shape[1] !== C || state.shape[2] !== K - 1) {
+    throw new RangeError(`state: expected shape [slots, C=${C}, K-1=${K - 1}], got [${state.shape.join(', ')}]`);
+  }
+  const idx = expectTensor(int32Tensor(inputs.stateIndices, 'stateIndices'), 'stateIndices');
+  expectDType(idx, 'stateIndices', ['i32']);
+  expectShape(idx, 'stateIndices', [B], ['B']);
+  const slots = state.shape[0];
+  const seen = new Map<number, number>();
+  (idx.bits() as Int32Array).forEach((v, b) => {
+    if (v >= slots) throw new RangeError(`stateIndices[${b}]: slot ${v} is outside the pool of ${slots} slots`);
+    if (v >= 0 && seen.has(v)) throw new RangeError(`stateIndices[${b}]: slot ${v} is also used by sequence ${seen.get(v)} (two sequences cannot update one slot)`);
+    if (v >= 0) seen.set(v, b);
+  });
+  const backend = backendOf(opts);
+  if (opts.inPlace && !(state.location === 'device' && state.backend === backend)) {
+    throw new Error('inPlace: state must already be on the backend to be updated in place');
+  }
+  const staging = new Staging(backend);
+  const made: Tensor[] = [];
+  try {
+    const dstate = opts.inPlace ? state : staging.mutableCopy(state);
+    if (!opts.inPlace) made.push(dstate);
+    let out: Tensor;
+    if (opts.out) {
+      const given = expectTensor(opts.out, 'out');
+      expectShape(given, 'out', [B, C], ['B', 'C']);
+      if (given.dtype !== outDtype) throw new TypeError(`out: expected dtype ${outDtype} (outDtype), got ${given.dtype}`);
+      out = staging.mutableCopy(given);
+    } else {
+      out = staging.output([B, C], outDtype);
+    }
+    made.push(out);
+    const args: ConvUpdateArgs = {
+      B, C, K,
+      x_dtype: DTYPE_CODE[x.dtype], out_dtype: DTYPE_CODE[outDtype], state_dtype: DTYPE_CODE[state.dtype],
+      arm: UPDATE_ARMS.indexOf(arm),
+      num_slots: slots,
+      x: staging.input(x).addr,
+      weight: staging.input(weight).addr,
+      bias: bias ? staging.input(bias).addr : 0,
+      state: dstate.addr,
+      state_indices: staging.input(idx).addr,
+      out: out.addr,
+    };
+    await backend.callAsync(backend.lib.convUpdate, [backend.native, args], 'conv.update');
+    const inPlace = !!opts.inPlace;
+    return {
+      out,
+      state: dstate,
+      arm,
+      backend: backend.kind,
+      release() {
+        out.release();
+        if (!inPlace) dstate.release();
+      },
+    };
+  } catch (e) {
+    for (const t of made) t.release();
+    throw e;
+  } finally {
+    staging.release();
+  }
+}
+

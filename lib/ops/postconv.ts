@@ -1,0 +1,168 @@
+// The post-conv step of a GDN layer (DOMAIN.md §4): split conv_out into q, k, v; L2-normalise q and
+// k per head; gate g = -exp(A_log)·softplus(a + dt_bias) and beta = sigmoid(b).
+
+import { Tensor } from '../tensor';
+import { Backend, NativeOp } from '../backend';
+import { PostconvArgs, PostconvResultStruct } from '../native/gdn';
+import { DTYPE_CODE, Staging, backendOf, expectChoice, expectContiguous, expectDType, expectInt, expectShape, expectTensor } from './common';
+
+export const POSTCONV_ARMS = ['tree', 'token-tile', 'seq4'] as const;
+/** `seq4` is a PLANTED MUTANT (the sequential fold): it exists so checks can prove they catch it. */
+export type PostconvArm = (typeof POSTCONV_ARMS)[number];
+
+export interface PostconvInputs {
+  /** [T, C] contiguous, f32 or bf16, C = 2·Hk·Dk + Hv·Dv, channels [q heads | k heads | v heads]. */
+  convOut: Tensor;
+  /** [T, Hv] f32 or bf16, any row stride (may be a column view of a packed projection). */
+  a: Tensor;
+  /** [T, Hv], the dtype of a. */
+  b: Tensor;
+  /** [Hv] f32. */
+  ALog: Tensor;
+  /** [Hv] f32. */
+  dtBias: Tensor;
+}
+
+export interface PostconvShape {
+  Hk: number;
+  Hv: number;
+  Dk: number;
+  Dv: number;
+}
+
+export interface PostconvOptions extends PostconvShape {
+  arm?: PostconvArm;
+  qkvDtype?: 'f32' | 'bf16';
+  backend?: Backend;
+}
+
+export interface PostconvResult {
+  q: Tensor;
+  k: Tensor;
+  v: Tensor;
+  g: Tensor;
+  beta: Tensor;
+  requested: PostconvArm;
+  /** The arm that ran: token-tile and seq4 fall back to tree unless Dk = Dv = 128. */
+  arm: PostconvArm;
+  /** True when the arm that ran is the planted mutant. */
+  mutant: boolean;
+  backend: 'host' | 'cuda';
+  release(): void;
+}
+
+interface Prepared {
+  args: PostconvArgs;
+  outputs: Tensor[];
+  staging: Staging;
+  backend: Backend;
+  arm: PostconvArm;
+}
+
+function prepare(inputs: PostconvInputs, opts: PostconvOptions): Prepared {
+  const arm = expectChoice(opts.arm ?? 'tree', 'arm', POSTCONV_ARMS);
+  const qkvDtype = expectChoice(opts.qkvDtype ?? 'f32', 'qkvDtype', ['f32', 'bf16'] as const);
+  const Hk = expectInt(opts.Hk, 'Hk', 1);
+  const Hv = expectInt(opts.Hv, 'Hv', 1);
+  const Dk = expectInt(opts.Dk, 'Dk', 1, 1024);
+  const Dv = expectInt(opts.Dv, 'Dv', 1, 1024);
+  if (Hv % Hk !== 0) throw new RangeError(`Hv: expected a multiple of Hk = ${Hk} (grouped value heads), got ${Hv}`);
+  const C = 2 * Hk * Dk + Hv * Dv;
+  const conv = expectTensor(inputs.convOut, 'convOut');
+  expectDType(conv, 'convOut', ['f32', 'bf16']);
+  if (conv.rank !== 2 || conv.shape[1] !== C) throw new RangeError(`convOut: expected shape [T, C=${C}] (2·Hk·Dk + Hv·Dv), got [${conv.shape.join(', ')}]`);
+  expectContiguous(conv, 'convOut');
+  const T = conv.shape[0];
+  const a = expectTensor(inputs.a, 'a');
+  const b = expectTensor(inputs.b, 'b');
+  expectDType(a, 'a', ['f32', 'bf16']);
+  if (b.dtype !== a.dtype) throw new TypeError(`b: expected dtype ${a.dtype} (the dtype of a), got ${b.dtype}`);
+  expectShape(a, 'a', [T, Hv], ['T', 'Hv']);
+  expectShape(b, 'b', [T, Hv], ['T', 'Hv']);
+  const ALog = expectTensor(inputs.ALog, 'ALog');
+  const dtBias = expectTensor(inputs.dtBias, 'dtBias');
+  expectDType(ALog, 'ALog', ['f32']);
+  expectDType(dtBias, 'dtBias', ['f32']);
+  expectShape(ALog, 'ALog', [Hv], ['Hv']);
+  expectShape(dtBias, 'dtBias', [Hv], ['Hv']);
+
+  const backend = backendOf(opts);
+  const staging = new Staging(backend);
+  const outputs: Tensor[] = [];
+  try {
+    const q = staging.output([T, Hk, Dk], qkvDtype);
+    outputs.push(q);
+    const k = staging.output([T, Hk, Dk], qkvDtype);
+    outputs.push(k);
+    const v = staging.output([T, Hv, Dv], qkvDtype);
+    outputs.push(v);
+    const g = staging.output([T, Hv], 'f32');
+    outputs.push(g);
+    const beta = staging.output([T, Hv], 'f32');
+    outputs.push(beta);
+    const args: PostconvArgs = {
+      T, Hk, Hv, Dk, Dv,
+      conv_dtype: DTYPE_CODE[conv.dtype], gate_dtype: DTYPE_CODE[a.dtype], qkv_dtype: DTYPE_CODE[qkvDtype],
+      arm: POSTCONV_ARMS.indexOf(arm),
+      a_row_stride: a.rowStride,
+      b_row_stride: b.rowStride,
+      conv_out: staging.input(conv).addr,
+      // Column views (a and b inside one packed projection) keep their offset and row stride on the backend.
+      a: staging.input(a).addr,
+      b: staging.input(b).addr,
+      A_log: staging.input(ALog).addr,
+      dt_bias: staging.input(dtBias).addr,
+      q: q.addr, k: k.addr, v: v.addr, g: g.addr, beta: beta.addr,
+    };
+    return { args, outputs, staging, backend, arm };
+  } catch (e) {
+    staging.release();
+    for (const t of outputs) t.release();
+    throw e;
+  }
+}
+
+export async function forward(inputs: PostconvInputs, opts: PostconvOptions): Promise<PostconvResult> {
+  const p = prepare(inputs, opts);
+  const result: PostconvResultStruct[] = [{} as PostconvResultStruct];
+  try {
+    await p.backend.callAsync(p.backend.lib.postconvForward, [p.backend.native, p.args, result], 'postconv.forward');
+  } catch (e) {
+    for (const t of p.outputs) t.release();
+    throw e;
+  } finally {
+    p.staging.release();
+  }
+  const [q, k, v, g, beta] = p.outputs;
+  const ran = POSTCONV_ARMS[result[0].arm_ran];
+  return {
+    q, k, v, g, beta,
+    requested: p.arm,
+    arm: ran,
+    mutant: ran === 'seq4',
+    backend: p.backend.kind,
+    release() {
+      for (const t of p.outputs) t.release();
+    },
+  };
+}
+
+/** A post-conv launch ready for the native timing loop (inputs staged once). */
+export function prepareTimed(inputs: PostconvInputs, opts: PostconvOptions, label?: string): NativeOp & { release(): void } {
+  const p = prepare(inputs, opts);
+  return {
+    kind: 'postconv',
+    args: p.args,
+    label: label ?? p.arm,
+    release() {
+      p.staging.release();
+      for (const t of p.outputs) t.release();
+    },
+  };
+}
+
+/** Bytes a post-conv launch must move at least: conv_out, a, b read; q, k, v, g, beta written. */
+export function postconvBytes(T: number, s: PostconvShape, convBytes: number, gateBytes: number, qkvBytes: number): number {
+  const C = 2 * s.Hk * s.Dk + s.Hv * s.Dv;
+  return T * (C * convBytes + 2 * s.Hv * gateBytes + C * qkvBytes + 2 * s.Hv * 4);
+}

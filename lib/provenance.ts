@@ -1,0 +1,33 @@
+// Where a number came from: the git revision of this checkout, the host, the time.
+
+import { execFileSync } from 'child_process';
+import * as os from 'os';
+import { projectRoot } from './native/gdn';
+
+let cachedRevision: string | undefined;
+
+/** The git revision of the gdnlab checkout ("abc1234", with "-dirty" when files differ), or $GDN_REVISION, or "unknown". */
+export function revision(): string {
+  if (cachedRevision !== undefined) return cachedRevision;
+  if (process.env.GDN_REVISION) return (cachedRevision = process.env.GDN_REVISION);
+  try {
+    const opts = { cwd: projectRoot(), stdio: ['ignore', 'pipe', 'ignore'] as ('ignore' | 'pipe')[], encoding: 'utf8' as const, timeout: 5000 };
+    const rev = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], opts).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], opts).trim() !== '';
+    cachedRevision = rev + (dirty ? '-dirty' : '');
+  } catch {
+    cachedRevision = 'unknown';
+  }
+  return cachedRevision;
+}
+
+export interface HostFacts {
+  hostname: string;
+  platform: string;
+  cpus: number;
+  node: string;
+}
+
+export function hostFacts(): HostFacts {
+  return { hostname: os.hostname(), platform: `${os.platform()} ${os.release()} ${os.arch()}`, cpus: os.cpus().length, node: process.version };
+}

@@ -1,0 +1,28 @@
+// Which backends the native tests run on: GDN_TEST_BACKENDS=host (default) or host,cuda on a GPU machine.
+// A test file calls forEachBackend(b => { ... }) so the same assertions run on every backend.
+
+import { Backend, BackendKind } from '../lib/backend';
+
+export function testBackendKinds(): BackendKind[] {
+  const list = (process.env.GDN_TEST_BACKENDS ?? 'host').split(',').map((s) => s.trim()).filter(Boolean);
+  for (const k of list) if (k !== 'host' && k !== 'cuda') throw new Error(`GDN_TEST_BACKENDS: unknown backend '${k}'`);
+  return list as BackendKind[];
+}
+
+const opened = new Map<BackendKind, Backend>();
+
+export function openBackend(kind: BackendKind): Backend {
+  let b = opened.get(kind);
+  if (!b || b.closed) {
+    b = Backend.open(kind);
+    opened.set(kind, b);
+  }
+  return b;
+}
+
+/** Runs `body` once per test backend, inside a describe named after it. */
+export function forEachBackend(body: (backend: () => Backend, kind: BackendKind) => void): void {
+  for (const kind of testBackendKinds()) {
+    describe(`[${kind}]`, () => body(() => openBackend(kind), kind));
+  }
+}

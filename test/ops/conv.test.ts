@@ -1,0 +1,242 @@
+import { strict as assert } from 'assert';
+import { Tensor } from '../../lib/tensor';
+import { Backend } from '../../lib/backend';
+import * as conv from '../../lib/ops/conv';
+import { launchContract } from '../../lib/ops/conv';
+import { checkConv, convMatrix, allArmMappings, makeConvInputs, ConvCase } from '../../lib/check/conv';
+import { runConvMutants } from '../../lib/check/mutants';
+import { countBitMismatches } from '../../lib/check/bits';
+import { forEachBackend, openBackend, testBackendKinds } from '../backends';
+
+describe('conv launch contracts', () => {
+  it('channel tiles for C = 8192 and C = 129 (reg / reg-k4 / reg-k4x2)', () => {
+    const q = [0, 5, 6, 15];
+    assert.deepEqual(['reg', 'reg-k4', 'reg-k4x2'].map((a) => launchContract(a as conv.ConvArm, 'exact', 8192, 4, q).channelTiles), [64, 64, 32]);
+    assert.deepEqual(['reg', 'reg-k4', 'reg-k4x2'].map((a) => launchContract(a as conv.ConvArm, 'exact', 129, 4, q).channelTiles), [2, 2, 1]);
+    const c = launchContract('reg', 'exact', 8192, 4, q);
+    assert.equal(c.threadsPerBlock, 128);
+    assert.deepEqual(c.grid.slice(0, 2), [64, 4]);
+  });
+
+  it('lengths 5, 1, 9 give the programs (0,0), (1,0), (2,0), (2,1); empty sequences get none', () => {
+    assert.deepEqual(launchContract('reg', 'exact', 64, 4, [0, 5, 6, 15]).programList, [[0, 0], [1, 0], [2, 0], [2, 1]]);
+    assert.deepEqual(launchContract('reg', 'exact', 64, 4, [0, 0, 5, 5, 6, 15, 15]).programList, [[1, 0], [3, 0], [4, 0], [4, 1]]);
+    assert.equal(launchContract('reg', 'sequence', 64, 4, [0, 5, 6, 15]).programs, 3);
+  });
+
+  it('reg-k4 and reg-k4x2 fall back to reg when K != 4, and say so', () => {
+    for (const arm of ['reg-k4', 'reg-k4x2'] as const) {
+      assert.equal(launchContract(arm, 'exact', 256, 3, [0, 9]).arm, 'reg');
+      assert.equal(launchContract(arm, 'exact', 256, 4, [0, 9]).arm, arm);
+    }
+  });
+});
+
+forEachBackend((backend, kind) => {
+  describe('conv equivalence matrix: every arm and mapping == scalar, bit for bit', function () {
+    this.timeout(120000);
+    const cases = convMatrix();
+    for (const c of cases) {
+      it(c.name, () => {
+        const report = checkConv({ backend: backend(), cases: [c], hostBackend: kind === 'cuda' ? openBackend('host') : undefined });
+        const scalar = report.results.find((r) => r.arm === 'scalar')!;
+        assert.ok(scalar.withinTolerance, `scalar vs float64 reference: max |err| ${scalar.maxAbsError} outside tolerance`);
+        assert.equal(scalar.stateMismatches, 0, 'final state differs from the raw inputs');
+        const bad = report.failures.map((f) => `${f.arm}/${f.mapping}: out ${f.outMismatches}, state ${f.stateMismatches}`);
+        assert.deepEqual(bad, [], `mismatching elements:\n${bad.join('\n')}`);
+        for (const x of report.crossBackend) assert.ok(x.ok, `cuda != host: out ${x.outMismatches}, state ${x.stateMismatches}`);
+        assert.equal(report.results.length, 1 + allArmMappings().length);
+      });
+    }
+  });
+
+  describe('conv: the #305 race', function () {
+    this.timeout(120000);
+    const raceCase: ConvCase = {
+      name: 'race', C: 300, K: 4, xDtype: 'bf16', outDtype: 'f32', lengths: [9, 33, 200, 8, 5],
+      initialState: [true, true, true, true, false], maskDtype: 'i8', bias: true, xRowStride: 300, seed: 305,
+    };
+    const run = (mapping: conv.ConvMapping, schedule?: conv.Schedule, arm: conv.ConvArm = 'reg') =>
+      conv.forwardSync(makeConvInputs(raceCase), { arm, mapping, schedule, backend: backend() });
+
+    if (kind === 'host') {
+      it('exact-racy under reverse corrupts rows 0..K-2 of long sequences with state, in whole channel tiles, and nothing else', () => {
+        const ref = run('exact', 'forward', 'scalar');
+        const bad = run('exact-racy', 'reverse');
+        const C = raceCase.C;
+        const a = ref.out.toFloat32();
+        const b = bad.out.toFloat32();
+        const qsl = [0, 9, 42, 242, 250, 255];
+        const wrongRows = new Set<string>();
+        const tilesHit = new Map<string, Set<number>>();
+        for (let t = 0; t < qsl[qsl.length - 1]; t++) {
+          for (let c = 0; c < C; c++) {
+            const i = t * C + c;
+            if (Object.is(a[i], b[i])) continue;
+            const s = qsl.findIndex((q, j) => t >= q && t < qsl[j + 1]);
+            const row = t - qsl[s];
+            wrongRows.add(`${s}:${row}`);
+            const key = `${s}:${row}`;
+            if (!tilesHit.has(key)) tilesHit.set(key, new Set());
+            tilesHit.get(key)!.add(c);
+          }
+        }
+        // Sequences 0 (9 tokens), 1 (33) and 2 (200) have state and more than 8 tokens: rows 0..2 wrong.
+        assert.deepEqual([...wrongRows].sort(), ['0:0', '0:1', '0:2', '1:0', '1:1', '1:2', '2:0', '2:1', '2:2']);
+        // Whole channel tiles: the reg arm's tile is 128 channels; every channel of a hit tile differs.
+        for (const [, chans] of tilesHit) {
+          for (const tile of new Set([...chans].map((c) => Math.floor(c / 128)))) {
+            const width = Math.min(128, C - tile * 128);
+            const inTile = [...chans].filter((c) => Math.floor(c / 128) === tile).length;
+            assert.ok(inTile >= width - 2, `tile ${tile}: only ${inTile} of ${width} channels differ`);
+          }
+        }
+        // The final state is still right.
+        assert.equal(countBitMismatches(bad.convState, ref.convState), 0);
+        ref.release();
+        bad.release();
+      });
+
+      it('exact and sequence are bit-identical to scalar under forward, reverse and 100 seeded shuffles', () => {
+        const ref = run('exact', 'forward', 'scalar');
+        const schedules: conv.Schedule[] = ['forward', 'reverse', ...Array.from({ length: 100 }, (_, i) => ({ shuffle: i + 1 }))];
+        let corrupted = 0;
+        for (const arm of ['reg', 'reg-k4', 'reg-k4x2', 'vec'] as const) {
+          for (const mapping of ['exact', 'sequence'] as const) {
+            for (const schedule of arm === 'reg' ? schedules : schedules.slice(0, 12)) {
+              const r = run(mapping, schedule, arm);
+              if (countBitMismatches(r.out, ref.out) || countBitMismatches(r.convState, ref.convState)) corrupted++;
+              r.release();
+            }
+          }
+        }
+        assert.equal(corrupted, 0);
+        ref.release();
+      });
+
+      it('an explicit block order is honoured (and must be a permutation)', () => {
+        const c = launchContract('reg', 'exact-racy', raceCase.C, 4, [0, 9, 42, 242, 250, 255]);
+        const n = c.grid[0] * c.grid[1];
+        const order = Array.from({ length: n }, (_, i) => n - 1 - i);
+        const viaList = run('exact-racy', order);
+        const viaReverse = run('exact-racy', 'reverse');
+        assert.equal(countBitMismatches(viaList.out, viaReverse.out), 0);
+        assert.throws(() => run('exact-racy', [0, 0, 1]), /schedule|order/);
+        viaList.release();
+        viaReverse.release();
+      });
+    }
+  });
+
+  describe('conv: planted mutants', function () {
+    this.timeout(120000);
+    it('every mutant is caught by the equivalence suite', () => {
+      const outcomes = runConvMutants({ backend: backend() });
+      const missed = outcomes.filter((o) => !o.caught).map((o) => o.mutant);
+      assert.deepEqual(missed, []);
+      assert.ok(outcomes.length >= conv.CONV_MUTANTS.length);
+    });
+  });
+
+  describe('conv.update (decode)', () => {
+    for (const stateDtype of ['f32', 'bf16'] as const) {
+      it(`reference and reg arms are bit-identical, negative indices skip (${stateDtype} state)`, async () => {
+        const b = backend();
+        const B = 6;
+        const C = 200;
+        const K = 4;
+        const x = Tensor.random([B, C], 'bf16', { seed: 1 });
+        const weight = Tensor.random([C, K], 'bf16', { seed: 2, scale: 0.5 });
+        const bias = Tensor.random([C], 'bf16', { seed: 3 });
+        const state = Tensor.random([10, C, K - 1], stateDtype, { seed: 4 });
+        const stateIndices = [3, -1, 0, 9, -5, 4];
+        const outInit = Tensor.random([B, C], 'f32', { seed: 5 });
+        const r1 = await conv.update({ x, weight, bias, state, stateIndices }, { arm: 'reference', backend: b, out: outInit });
+        const r2 = await conv.update({ x, weight, bias, state, stateIndices }, { arm: 'reg', backend: b, out: outInit });
+        assert.equal(countBitMismatches(r1.out, r2.out), 0);
+        assert.equal(countBitMismatches(r1.state, r2.state), 0);
+        // Skipped sequences: out rows untouched; untouched slots unchanged.
+        const o = r1.out.toFloat32();
+        const init = outInit.toFloat32();
+        for (const s of [1, 4]) for (let c = 0; c < C; c++) assert.ok(Object.is(o[s * C + c], init[s * C + c]));
+        const before = state.toFloat32();
+        const after = r1.state.toFloat32();
+        for (const slot of [1, 2, 5, 6, 7, 8]) {
+          for (let i = 0; i < C * (K - 1); i++) assert.ok(Object.is(after[slot * C * (K - 1) + i], before[slot * C * (K - 1) + i]));
+        }
+        // A used slot shifted by one: new column 0..K-3 = old 1..K-2, column K-2 = x.
+        const xs = x.toFloat32();
+        for (let c = 0; c < C; c++) {
+          const base = (3 * C + c) * (K - 1);
+          assert.equal(after[base], before[base + 1]);
+          assert.equal(after[base + K - 2], stateDtype === 'f32' ? xs[c] : xs[c]);
+        }
+        r1.release();
+        r2.release();
+      });
+    }
+
+    it('rejects duplicate and out-of-range slots', async () => {
+      const x = Tensor.random([2, 8], 'f32', { seed: 1 });
+      const weight = Tensor.random([8, 4], 'f32', { seed: 2 });
+      const state = Tensor.random([3, 8, 3], 'f32', { seed: 3 });
+      await assert.rejects(conv.update({ x, weight, state, stateIndices: [1, 1] }, { backend: backend() }), /stateIndices\[1\]: slot 1 is also used/);
+      await assert.rejects(conv.update({ x, weight, state, stateIndices: [0, 3] }, { backend: backend() }), /stateIndices\[1\]: slot 3 is outside/);
+    });
+  });
+
+  describe('conv: bad arguments give clear errors and nothing breaks', () => {
+    const base = () => makeConvInputs({ name: 'bad', C: 16, K: 4, xDtype: 'f32', outDtype: 'f32', lengths: [3, 5], initialState: [true, false], maskDtype: 'i8', bias: true, xRowStride: 16, seed: 9 });
+    const expectError = async (mutate: (i: ReturnType<typeof base>) => unknown, pattern: RegExp, opts: conv.ConvOptions = {}) => {
+      const inputs = base();
+      const changed = (mutate(inputs) ?? inputs) as conv.ConvInputs;
+      await assert.rejects(conv.forward(changed, { backend: backend(), ...opts }), pattern);
+    };
+    it('wrong dtype', () => expectError((i) => ({ ...i, x: Tensor.zeros([8, 16], 'i32') }), /x: expected dtype f32 or bf16, got i32/));
+    it('weight dtype differs from x', () => expectError((i) => ({ ...i, weight: i.weight.astype('bf16') }), /weight: expected dtype f32 \(the dtype of x\), got bf16/));
+    it('mismatched shapes', () => expectError((i) => ({ ...i, weight: Tensor.zeros([15, 4]) }), /weight: expected shape \[C=16, K\]/));
+    it('state of the wrong shape', () => expectError((i) => ({ ...i, convState: Tensor.zeros([2, 16, 2]) }), /convState: expected shape \[N=2, C=16, K-1=3\]/));
+    it('query_start_loc not ending at T', () => expectError((i) => ({ ...i, queryStartLoc: [0, 3, 7] }), /queryStartLoc: must end at T = 8 \(rows of x\), got 7/));
+    it('query_start_loc decreasing', () => expectError((i) => ({ ...i, queryStartLoc: [0, 5, 3, 8], convState: Tensor.zeros([3, 16, 3]), hasInitialState: null }), /queryStartLoc: must not decrease/));
+    it('K above the supported maximum', () => expectError((i) => ({ ...i, weight: Tensor.zeros([16, 9]), convState: Tensor.zeros([2, 16, 8]) }), /weight: K = 9 is outside the supported range 2\.\.8/));
+    it('a released tensor', () => expectError((i) => { const d = i.x.to(backend()); d.release(); return { ...i, x: d }; }, /x: tensor \[8, 16\] f32 was released/));
+    it('an unknown arm', () => expectError(() => undefined, /arm: expected one of 'scalar'/, { arm: 'fast' as never }));
+    it('a mask of the wrong length', () => expectError((i) => ({ ...i, hasInitialState: [1] }), /hasInitialState: expected shape \[N=2\]/));
+    it('the library still works afterwards, with no leaked buffers', async () => {
+      const b = backend();
+      const before = b.stats().liveBuffers;
+      const r = await conv.forward(base(), { backend: b, arm: 'reg' });
+      assert.equal(r.contract.arm, 'reg');
+      r.release();
+      assert.equal(b.stats().liveBuffers, before);
+    });
+  });
+});
+
+describe('conv: native validation (bypassing the TypeScript checks)', () => {
+  it('the library itself rejects a bad query_start_loc and a freed buffer', () => {
+    const b = openBackend(testBackendKinds()[0]);
+    const lib = b.lib;
+    const x = Tensor.random([4, 8], 'f32', { seed: 1 }).to(b);
+    const w = Tensor.random([8, 4], 'f32', { seed: 2 }).to(b);
+    const q = Tensor.from([0, 3], [2], 'i32').to(b); // ends at 3, T = 4
+    const st = Tensor.zeros([1, 8, 3]).to(b);
+    const out = Tensor.empty([4, 8], 'f32', { backend: b });
+    const args = {
+      T: 4, C: 8, K: 4, num_seqs: 1, x_dtype: 0, out_dtype: 0, his_dtype: 4, x_row_stride: 8,
+      x: x.addr, weight: w.addr, bias: 0, query_start_loc: q.addr, has_initial_state: 0, conv_state: st.addr, out: out.addr,
+      arm: 0, mapping: 0, mutant: 0, widen_cycles: 0, schedule: { kind: 0, order_len: 0, seed: 0, order: 0 },
+    };
+    const status = lib.convForward(b.native, args, [{}]) as number;
+    assert.notEqual(status, 0);
+    assert.match(lib.lastError() as string, /query_start_loc/);
+    const freed = x.addr;
+    x.release();
+    const status2 = lib.convForward(b.native, { ...args, x: freed, query_start_loc: Tensor.from([0, 4], [2], 'i32').to(b).addr }, [{}]) as number;
+    assert.notEqual(status2, 0);
+    assert.match(lib.lastError() as string, /x/);
+    for (const t of [w, q, st, out]) t.release();
+  });
+});
+
+void Backend;
