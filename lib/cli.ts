@@ -25,14 +25,17 @@ export function parseArgs(argv: string[]): Args {
   return { positional, flags };
 }
 
-const VALUE_FLAGS = new Set(['backend', 'out', 'timeout', 'python', 'prefix', 'name', 'cases', 'seed']);
+const VALUE_FLAGS = new Set(['trials', 'widen', 'backend', 'out', 'timeout', 'python', 'prefix', 'name', 'cases', 'seed', 'markdown']);
 
 const USAGE = `usage: gdnlab <command>
   info [--json]                               backend, library and device facts
   check conv [--backend host|cuda] [--quick] [--mutants] [--json]
                                               every conv arm and mapping vs scalar, bit for bit
+  check race [--backend host|cuda] [--trials N] [--widen CYCLES] [--json]
+                                              #305 trials: exact and sequence never corrupted
   check postconv [--backend host|cuda] [--mutants] [--json]
-  bench conv|postconv [--json] [--quick]      timing vs copy roofline (and PyTorch when available)
+  bench conv|postconv [--backend B] [--quick] [--no-torch] [--json [FILE]] [--markdown FILE]
+                                              every arm vs a device copy of the same bytes and PyTorch eager, one run
   notebooks run [paths…] | notebooks export <notebook> [--out DIR]
   kernel install [--python PY] [--user|--sys-prefix|--prefix DIR]
 Environment: GDN_BACKEND=auto|cuda|host, GDN_LIBRARY=/path/to/libgdn.so`;
@@ -122,6 +125,33 @@ async function checkConvCommand(args: Args): Promise<number> {
   return failed ? 1 : 0;
 }
 
+/** `gdnlab check race`: trials of each mapping; exits non-zero if a correct mapping is ever corrupted. */
+async function checkRaceCommand(args: Args): Promise<number> {
+  const { raceTrials } = await import('./check/race');
+  const backend = pickBackend(args.flags);
+  const trials = Number(args.flags.get('trials') ?? (backend.kind === 'cuda' ? 1000 : 102));
+  const widen = Number(args.flags.get('widen') ?? 0);
+  if (!Number.isInteger(trials) || trials < 1) throw new UsageError(`--trials: expected a positive integer, got ${String(args.flags.get('trials'))}`);
+  if (!Number.isInteger(widen) || widen < 0) throw new UsageError(`--widen: expected a non-negative integer, got ${String(args.flags.get('widen'))}`);
+  const widths = backend.kind === 'cuda' ? [0, widen || 20000] : [0];
+  const results = [];
+  for (const w of widths) {
+    for (const mapping of ['exact', 'sequence', 'exact-racy'] as const) {
+      // On the host the block order decides: trial 0 forward, trial 1 reverse, then seeded shuffles.
+      const schedule = backend.kind === 'host' ? (i: number) => (i === 0 ? 'forward' as const : i === 1 ? 'reverse' as const : { shuffle: i }) : undefined;
+      const r = raceTrials({ backend, mapping, trials, widenCycles: w, schedule });
+      results.push(r);
+      if (!args.flags.has('json')) {
+        console.log(`${mapping.padEnd(10)} widen ${String(w).padStart(6)}: ${r.corruptedRuns}/${r.trials} runs corrupted (${(100 * r.corruptedFraction).toFixed(1)}%), state wrong in ${r.stateCorruptedRuns}` +
+          (r.corruptedRuns ? `; rows hit: ${Object.entries(r.wrongRows).slice(0, 6).map(([k, n]) => `${k}×${n}`).join(', ')}` : ''));
+      }
+    }
+  }
+  const bad = results.filter((r) => r.mapping !== 'exact-racy' && r.corruptedRuns > 0).length;
+  if (args.flags.has('json')) console.log(JSON.stringify({ backend: backend.kind, device: backend.info().name, revision: revision(), results }, null, 2));
+  return bad ? 1 : 0;
+}
+
 export async function main(argv: string[]): Promise<number> {
   const args = parseArgs(argv);
   const [cmd, sub] = args.positional;
@@ -131,7 +161,11 @@ export async function main(argv: string[]): Promise<number> {
         return await info(args);
       case 'check':
         if (sub === 'conv') return await checkConvCommand(args);
+        if (sub === 'race') return await checkRaceCommand(args);
         throw new UsageError(`check: expected conv or postconv, got ${sub ?? 'nothing'}`);
+      case 'bench':
+        if (sub === 'conv' || sub === 'postconv') return await (await import('./bench/cli')).benchCommand(sub, args);
+        throw new UsageError(`bench: expected conv or postconv, got ${sub ?? 'nothing'}`);
       case undefined:
       case 'help':
       case '--help':

@@ -1,0 +1,564 @@
+// Honest timing of ops ("arms") on a backend, on top of backend.timeOps (samples measured in
+// native code: CUDA events around each launch on the GPU, a monotonic clock on the host backend).
+//
+// timeArms(cases):
+//   1. warm-up for a time budget (samples discarded), which also measures how long a round takes;
+//   2. batches of rounds; every batch times all cases in ONE timeOps call, each round launching every
+//      case once (rotated start), so clock drift and thermal changes hit all arms alike;
+//      cold mode (default) flushes L2 before each launch outside the timed region, hot mode does not;
+//   3. after each batch it stops when every case has minSamples samples, minTimeMs of measured time
+//      and noise ≤ noiseTarget ('noise-target'), or when the wall time reaches maxTimeMs ('time-cap'),
+//      or a case reaches maxSamples ('max-samples'); the reason is reported. A kernel interrupt (or
+//      opts.signal) aborts between batches.
+// compare(a, b): ratio of medians a/b with a seeded bootstrap CI and a verdict:
+//   'same'    the whole CI lies inside the equivalence band [1/(1+δ), 1+δ] (δ = 0.02 by default):
+//             any difference is smaller than the band, even when it is resolvable;
+//   'faster'  otherwise, CI entirely below 1 (a takes less time than b);
+//   'slower'  otherwise, CI entirely above 1;
+//   'unclear' otherwise (the CI straddles 1 and reaches outside the band: measure more), and
+//             always when either case has fewer than 10 samples (a bootstrap of a handful of
+//             samples gives intervals far narrower than the truth).
+// The default noise target (CI half-width ≤ 1% of the median per case) keeps the ratio's CI
+// narrow enough (about ±1.4%) to decide 'same' against the ±2% band.
+// Results carry provenance (device, clocks, driver, revision, time, run id, each case's meta).
+// Comparing results of different runs is refused unless { acrossRuns: true }, and then labelled.
+
+import { randomBytes } from 'crypto';
+import * as os from 'os';
+import type { Backend, DeviceInfo, NativeOp } from '../backend';
+import { describe } from '../dtype';
+import { revision } from '../provenance';
+import { MIME_BUNDLE, MimeBundle, interrupted } from '../view/display';
+import { escapeXml, formatNumber, htmlTable, textTable } from '../view/format';
+import { progress } from '../view/progress';
+import { NoiseMetric, RatioCI, Summary, bootstrapMedianRatio, relativeNoise, summarize } from './stats';
+
+/** What timing needs from a backend (a real Backend, or a fake one in tests). */
+export type TimingBackend = Pick<Backend, 'kind' | 'info' | 'timeOps'>;
+
+export interface TimingCase {
+  label: string;
+  op: NativeOp;
+  /** Provenance of this case: arm, mapping, shape, dtypes, … (copied into the result). */
+  meta?: Record<string, unknown>;
+}
+
+export interface TimingOptions {
+  /** Default: the active backend. */
+  backend?: TimingBackend;
+  /** 'cold' (default): L2 flushed before each launch, outside the timed region; 'hot': no flush. */
+  mode?: 'cold' | 'hot';
+  /** Round r starts at case r mod n (default true), so no case always follows the flush or another case. */
+  rotateOrder?: boolean;
+  /** Warm-up wall time budget in ms (default 200; at least one round). */
+  warmupMs?: number;
+  /** Target wall time of a batch in ms (default 250); sets rounds per batch from the warm-up. */
+  batchMs?: number;
+  /** Fixed rounds per batch (overrides batchMs). */
+  roundsPerBatch?: number;
+  /** Samples every case needs before stopping (default 30). */
+  minSamples?: number;
+  /** Measured time every case needs before stopping, ms (sum of its samples; default 50). */
+  minTimeMs?: number;
+  /** Relative noise every case must reach (default 0.01). */
+  noiseTarget?: number;
+  /** 'ci' (default): half-width of the median's 95% CI / median; 'iqr': IQR / median. */
+  noiseMetric?: NoiseMetric;
+  /** Wall time cap after warm-up, ms (default 10000). */
+  maxTimeMs?: number;
+  /** Samples per case at which to stop regardless of noise (default 100,000: enough for a 1% CI of any sane distribution, and the per-batch noise check stays cheap). */
+  maxSamples?: number;
+  /** Live progress display (default true). */
+  progress?: boolean;
+  /** Name of the run (progress label, summaries). */
+  label?: string;
+  signal?: AbortSignal;
+  /** Wall clock in ms (tests inject a fake one). */
+  clock?: () => number;
+  /** Run id (default: time + random). */
+  runId?: string;
+}
+
+export interface RunProvenance {
+  runId: string;
+  /** ISO time the run started. */
+  time: string;
+  backend: string;
+  device: string;
+  /** Compute capability, e.g. "9.0" ("" on the host). */
+  sm: string;
+  smCount: number;
+  l2Bytes: number;
+  smClockMhz: number;
+  memClockMhz: number;
+  maxSmClockMhz: number;
+  maxMemClockMhz: number;
+  clocksSource: string;
+  /** Clocks read again when the run ended. */
+  clocksAfter: { smClockMhz: number; memClockMhz: number };
+  driver: string;
+  runtime: string;
+  revision: string;
+  host: string;
+  node: string;
+  mode: 'cold' | 'hot';
+  rotateOrder: boolean;
+}
+
+export interface CaseTiming {
+  label: string;
+  runId: string;
+  opKind: string;
+  meta: Record<string, unknown>;
+  /** Samples in µs, in the order measured. */
+  samples: number[];
+  stats: Summary;
+  /** Final relative noise (by the run's noise metric). */
+  noise: number;
+  /** Sum of samples, ms. */
+  measuredMs: number;
+  /** The run's provenance plus this case's meta. */
+  provenance: RunProvenance & Record<string, unknown>;
+}
+
+export type StopReason = 'noise-target' | 'time-cap' | 'max-samples';
+
+export interface StopInfo {
+  reason: StopReason;
+  /** One sentence, e.g. "every case reached noise ≤ 1% with ≥ 30 samples and ≥ 50 ms measured". */
+  detail: string;
+  /** True when every case met minSamples, minTimeMs and the noise target. */
+  converged: boolean;
+  batches: number;
+  rounds: number;
+  roundsPerBatch: number;
+  warmupRounds: number;
+  warmupMs: number;
+  /** Wall time after warm-up, ms. */
+  wallMs: number;
+}
+
+export interface TimingSettings {
+  mode: 'cold' | 'hot';
+  rotateOrder: boolean;
+  warmupMs: number;
+  minSamples: number;
+  minTimeMs: number;
+  noiseTarget: number;
+  noiseMetric: NoiseMetric;
+  maxTimeMs: number;
+  maxSamples: number;
+}
+
+export interface CompareOptions {
+  /** Allow comparing results of different runs (labelled "across runs"). */
+  acrossRuns?: boolean;
+  /** Equivalence band half-width δ: 'same' needs the CI inside [1/(1+δ), 1+δ] (default 0.02). */
+  band?: number;
+  resamples?: number;
+  seed?: number;
+  confidence?: number;
+}
+
+export type Verdict = 'same' | 'faster' | 'slower' | 'unclear';
+
+/** Below this many samples in either case compare() answers 'unclear'. */
+export const MIN_COMPARE_SAMPLES = 10;
+
+export class Comparison {
+  readonly a: string;
+  readonly b: string;
+  /** median(a) / median(b): below 1 means a takes less time. */
+  readonly ratio: number;
+  readonly ci: [number, number];
+  readonly confidence: number;
+  readonly band: [number, number];
+  readonly verdict: Verdict;
+  readonly scope: 'within run' | 'across runs';
+  readonly runIds: [string, string];
+  readonly resamples: number;
+  readonly seed: number;
+  readonly paired: boolean;
+  readonly medians: [number, number];
+  readonly provenance: { a: CaseTiming['provenance']; b: CaseTiming['provenance'] };
+  /** Why the verdict is weaker than the interval suggests (e.g. too few samples), if it is. */
+  readonly note: string | undefined;
+
+  /** @internal */
+  constructor(a: CaseTiming, b: CaseTiming, r: RatioCI, band: number, scope: Comparison['scope']) {
+    this.a = a.label;
+    this.b = b.label;
+    this.ratio = r.ratio;
+    this.ci = [r.lo, r.hi];
+    this.confidence = r.confidence;
+    this.band = [1 / (1 + band), 1 + band];
+    const n = Math.min(a.samples.length, b.samples.length);
+    this.note = n < MIN_COMPARE_SAMPLES ? `only ${n} sample${n === 1 ? '' : 's'} in '${a.samples.length <= b.samples.length ? a.label : b.label}': too few for a confidence interval (need ${MIN_COMPARE_SAMPLES})` : undefined;
+    this.verdict = this.note ? 'unclear' : verdictOf(r.lo, r.hi, band);
+    this.scope = scope;
+    this.runIds = [a.runId, b.runId];
+    this.resamples = r.resamples;
+    this.seed = r.seed;
+    this.paired = r.paired;
+    this.medians = [a.stats.median, b.stats.median];
+    this.provenance = { a: a.provenance, b: b.provenance };
+  }
+
+  /** e.g. "reg-k4 vs tiled: 0.937× (95% CI 0.931–0.942) → faster [within run]". */
+  sentence(): string {
+    const pct = Math.round(this.confidence * 100);
+    const change = this.ratio < 1 ? `${formatNumber((1 - this.ratio) * 100, 3)}% less time` : `${formatNumber((this.ratio - 1) * 100, 3)}% more time`;
+    return `${this.a} vs ${this.b}: median ratio ${this.ratio.toFixed(4)} (${pct}% CI ${this.ci[0].toFixed(4)}–${this.ci[1].toFixed(4)}; ${change}) → ${this.verdict} [${this.scope}]`;
+  }
+
+  toString(): string {
+    const lines = [this.sentence(), `  medians ${formatNumber(this.medians[0])} µs vs ${formatNumber(this.medians[1])} µs; 'same' band ${this.band[0].toFixed(4)}–${this.band[1].toFixed(4)}; ${this.resamples} ${this.paired ? 'paired ' : ''}bootstrap resamples, seed ${this.seed}`];
+    if (this.note) lines.push(`  ${this.note}`);
+    if (this.scope === 'across runs') lines.push(`  across runs: ${this.runIds[0]} vs ${this.runIds[1]} — clocks, temperature and load may differ between them`);
+    return lines.join('\n');
+  }
+
+  [MIME_BUNDLE](): MimeBundle {
+    const color = { same: '#555', faster: '#1a7f37', slower: '#b42318', unclear: '#9a6700' }[this.verdict];
+    const warn = this.scope === 'across runs' ? `<p style="color:#9a6700"><b>Across runs</b> (${escapeXml(this.runIds[0])} vs ${escapeXml(this.runIds[1])}): clocks, temperature and load may differ.</p>` : '';
+    const html = `<div class="gdnlab-compare"><p><b>${escapeXml(this.a)}</b> vs <b>${escapeXml(this.b)}</b>: <b style="color:${color}">${this.verdict}</b></p>${warn}<pre>${escapeXml(this.toString())}</pre></div>`;
+    return { data: { 'text/html': html, 'text/plain': this.toString() } };
+  }
+}
+
+function verdictOf(lo: number, hi: number, band: number): Verdict {
+  if (lo >= 1 / (1 + band) && hi <= 1 + band) return 'same';
+  if (hi < 1) return 'faster';
+  if (lo > 1) return 'slower';
+  return 'unclear';
+}
+
+/** Compares two timed cases: ratio of medians a/b with a bootstrap CI and a verdict. */
+export function compare(a: CaseTiming, b: CaseTiming, opts: CompareOptions = {}): Comparison {
+  for (const [v, what] of [
+    [a, 'a'],
+    [b, 'b'],
+  ] as const) {
+    if (!v || typeof v !== 'object' || !Array.isArray(v.samples) || typeof v.runId !== 'string') {
+      throw new TypeError(`${what}: expected a timed case (an entry of timeArms(...).cases), got ${describe(v)}`);
+    }
+    if (v.samples.length === 0) throw new RangeError(`${what}: case '${v.label}' has no samples`);
+  }
+  const band = opts.band ?? 0.02;
+  if (!(band > 0 && band < 1)) throw new RangeError(`band: expected a number in (0, 1), got ${describe(opts.band)}`);
+  const across = a.runId !== b.runId;
+  if (across && !opts.acrossRuns) {
+    throw new Error(
+      `compare: a ('${a.label}') is from run ${a.runId} and b ('${b.label}') from run ${b.runId}. Results of different runs are not comparable by default ` +
+        '(clocks, temperature and other load differ between runs); time both in one timeArms call, or pass { acrossRuns: true } to compare anyway (the result is labelled "across runs").',
+    );
+  }
+  const paired = !across && a.samples.length === b.samples.length;
+  const r = bootstrapMedianRatio(a.samples, b.samples, { resamples: opts.resamples, seed: opts.seed, confidence: opts.confidence, paired });
+  return new Comparison(a, b, r, band, across ? 'across runs' : 'within run');
+}
+
+export class TimingResult {
+  readonly label: string | undefined;
+  readonly runId: string;
+  readonly cases: CaseTiming[];
+  readonly provenance: RunProvenance;
+  readonly stop: StopInfo;
+  readonly settings: TimingSettings;
+
+  /** @internal */
+  constructor(label: string | undefined, cases: CaseTiming[], provenance: RunProvenance, stop: StopInfo, settings: TimingSettings) {
+    this.label = label;
+    this.runId = provenance.runId;
+    this.cases = cases;
+    this.provenance = provenance;
+    this.stop = stop;
+    this.settings = settings;
+  }
+
+  /** The case with this label. */
+  get(label: string): CaseTiming {
+    const c = this.cases.find((x) => x.label === label);
+    if (!c) throw new RangeError(`label: no case '${label}' in this run (cases: ${this.cases.map((x) => `'${x.label}'`).join(', ')})`);
+    return c;
+  }
+
+  /** Compares two cases of this run by label. */
+  compare(a: string, b: string, opts: CompareOptions = {}): Comparison {
+    return compare(this.get(a), this.get(b), opts);
+  }
+
+  /** One row per case (for table()). */
+  rows(): Record<string, unknown>[] {
+    return this.cases.map((c) => ({
+      case: c.label,
+      ...scalarMeta(c.meta),
+      'median µs': c.stats.median,
+      'IQR µs': c.stats.iqr,
+      'p10 µs': c.stats.p10,
+      'p90 µs': c.stats.p90,
+      'min µs': c.stats.min,
+      'mean µs': c.stats.mean,
+      'sd µs': c.stats.sd,
+      n: c.stats.n,
+      noise: c.noise,
+    }));
+  }
+
+  /** The provenance as one line. */
+  provenanceLine(): string {
+    const p = this.provenance;
+    const clocks = p.smClockMhz ? `, SM ${p.smClockMhz} MHz, mem ${p.memClockMhz} MHz (${p.clocksSource}; after: ${p.clocksAfter.smClockMhz}/${p.clocksAfter.memClockMhz})` : '';
+    const gpu = p.sm ? ` sm_${p.sm.replace('.', '')}` : '';
+    const drv = p.driver ? `, driver ${p.driver}` : '';
+    const rt = p.runtime ? `, runtime ${p.runtime}` : '';
+    return `${p.backend}: ${p.device}${gpu}${clocks}${drv}${rt}; revision ${p.revision}; ${p.mode}${p.rotateOrder ? ', rotated order' : ''}; ${p.time}; run ${p.runId}`;
+  }
+
+  private stopLine(): string {
+    const s = this.stop;
+    return `stopped by ${s.reason}: ${s.detail} — ${s.batches} batches × ${s.roundsPerBatch} rounds, ${formatNumber(s.wallMs / 1000, 3)} s after ${s.warmupRounds} warm-up rounds (${formatNumber(s.warmupMs / 1000, 3)} s)`;
+  }
+
+  toString(): string {
+    const cols = Object.keys(this.rows()[0] ?? {});
+    const title = this.label ? `${this.label} — ` : '';
+    return [`${title}timing (${this.settings.mode})`, textTable(cols, this.rows()), this.stopLine(), this.provenanceLine()].join('\n');
+  }
+
+  [MIME_BUNDLE](): MimeBundle {
+    const rows = this.rows();
+    const cols = Object.keys(rows[0] ?? {});
+    const warn = this.stop.converged ? '' : `<p style="color:#b42318"><b>Not converged:</b> ${escapeXml(this.stop.detail)}</p>`;
+    const html = [
+      `<div class="gdnlab-timing">`,
+      htmlTable(cols, rows, { caption: `${this.label ? `${this.label} — ` : ''}timing (${this.settings.mode})`, format: { noise: 2 } }),
+      warn,
+      `<p style="font-size:smaller">${escapeXml(this.stopLine())}<br>${escapeXml(this.provenanceLine())}</p>`,
+      `</div>`,
+    ].join('\n');
+    return { data: { 'text/html': html, 'text/plain': this.toString() } };
+  }
+}
+
+function scalarMeta(meta: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(meta)) {
+    if (v === null || v === undefined) continue;
+    out[k] = typeof v === 'object' ? (Array.isArray(v) ? `[${v.join(', ')}]` : JSON.stringify(v)) : v;
+  }
+  return out;
+}
+
+/** Thrown when a kernel interrupt or opts.signal stops a run between batches; `partial` holds what was measured. */
+export class TimingAborted extends Error {
+  constructor(readonly partial: TimingResult | undefined) {
+    super('timing: aborted (interrupt) between batches');
+    this.name = 'TimingAborted';
+  }
+}
+
+function cudaVersion(v: number): string {
+  return v > 0 ? `${Math.floor(v / 1000)}.${Math.floor((v % 1000) / 10)}` : '';
+}
+
+function newRunId(date: Date): string {
+  return `${date.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${randomBytes(3).toString('hex')}`;
+}
+
+function runProvenance(info: DeviceInfo, runId: string, time: Date, mode: 'cold' | 'hot', rotateOrder: boolean): RunProvenance {
+  return {
+    runId,
+    time: time.toISOString(),
+    backend: info.backend,
+    device: info.name,
+    sm: info.smMajor ? `${info.smMajor}.${info.smMinor}` : '',
+    smCount: info.smCount,
+    l2Bytes: info.l2Bytes,
+    smClockMhz: info.smClockMhz,
+    memClockMhz: info.memClockMhz,
+    maxSmClockMhz: info.maxSmClockMhz,
+    maxMemClockMhz: info.maxMemClockMhz,
+    clocksSource: String(info.clocksSource),
+    clocksAfter: { smClockMhz: info.smClockMhz, memClockMhz: info.memClockMhz },
+    driver: info.driverString || cudaVersion(info.driverVersion),
+    runtime: cudaVersion(info.runtimeVersion),
+    revision: revision(),
+    host: os.hostname(),
+    node: process.version,
+    mode,
+    rotateOrder,
+  };
+}
+
+function positive(v: number | undefined, dflt: number, what: string, integer = false): number {
+  const x = v ?? dflt;
+  if (typeof x !== 'number' || !Number.isFinite(x) || x < 0 || (integer && !Number.isInteger(x))) {
+    throw new RangeError(`${what}: expected a ${integer ? 'non-negative integer' : 'finite number ≥ 0'}, got ${describe(v)}`);
+  }
+  return x;
+}
+
+function checkCases(cases: unknown): TimingCase[] {
+  if (!Array.isArray(cases) || cases.length === 0) throw new TypeError(`cases: expected a non-empty array of { label, op, meta? }, got ${describe(cases)}`);
+  const seen = new Set<string>();
+  cases.forEach((c, i) => {
+    if (!c || typeof c !== 'object') throw new TypeError(`cases[${i}]: expected { label, op, meta? }, got ${describe(c)}`);
+    const { label, op, meta } = c as TimingCase;
+    if (typeof label !== 'string' || label === '') throw new TypeError(`cases[${i}].label: expected a non-empty string, got ${describe(label)}`);
+    if (seen.has(label)) throw new RangeError(`cases[${i}].label: '${label}' is used twice; labels must be unique`);
+    seen.add(label);
+    if (!op || typeof op !== 'object' || typeof (op as NativeOp).kind !== 'string') throw new TypeError(`cases[${i}].op: expected a prepared NativeOp ({ kind, args }), got ${describe(op)}`);
+    if (meta !== undefined && (meta === null || typeof meta !== 'object')) throw new TypeError(`cases[${i}].meta: expected an object, got ${describe(meta)}`);
+  });
+  return cases as TimingCase[];
+}
+
+function checkSamples(samples: unknown, expected: number): Float32Array {
+  if (!(samples instanceof Float32Array) || samples.length !== expected) {
+    throw new Error(`backend.timeOps: expected ${expected} samples, got ${describe(samples)}${samples instanceof Float32Array ? ` of length ${samples.length}` : ''}`);
+  }
+  for (let i = 0; i < samples.length; i++) {
+    if (!(samples[i] >= 0) || !Number.isFinite(samples[i])) throw new Error(`backend.timeOps: sample ${i} is ${samples[i]} µs; expected a finite time ≥ 0`);
+  }
+  return samples;
+}
+
+/** Times every case, interleaved, until the noise target, a sample cap or the time cap stops it. */
+export async function timeArms(cases: TimingCase[], opts: TimingOptions = {}): Promise<TimingResult> {
+  checkCases(cases);
+  const mode = opts.mode ?? 'cold';
+  if (mode !== 'cold' && mode !== 'hot') throw new TypeError(`mode: expected 'cold' or 'hot', got ${describe(opts.mode)}`);
+  const noiseMetric = opts.noiseMetric ?? 'ci';
+  if (noiseMetric !== 'ci' && noiseMetric !== 'iqr') throw new TypeError(`noiseMetric: expected 'ci' or 'iqr', got ${describe(opts.noiseMetric)}`);
+  const settings: TimingSettings = {
+    mode,
+    rotateOrder: opts.rotateOrder ?? true,
+    warmupMs: positive(opts.warmupMs, 200, 'warmupMs'),
+    minSamples: positive(opts.minSamples, 30, 'minSamples', true),
+    minTimeMs: positive(opts.minTimeMs, 50, 'minTimeMs'),
+    noiseTarget: positive(opts.noiseTarget, 0.01, 'noiseTarget'),
+    noiseMetric,
+    maxTimeMs: positive(opts.maxTimeMs, 10000, 'maxTimeMs'),
+    maxSamples: positive(opts.maxSamples, 100_000, 'maxSamples', true),
+  };
+  const batchMs = positive(opts.batchMs, 250, 'batchMs');
+  if (opts.roundsPerBatch !== undefined && (!Number.isInteger(opts.roundsPerBatch) || opts.roundsPerBatch < 1)) {
+    throw new RangeError(`roundsPerBatch: expected a positive integer, got ${describe(opts.roundsPerBatch)}`);
+  }
+  const backend: TimingBackend = opts.backend ?? (await import('../backend')).activeBackend();
+  const clock = opts.clock ?? (() => performance.now());
+  const aborted = () => !!opts.signal?.aborted || interrupted();
+  const ops = cases.map((c) => c.op);
+  const n = cases.length;
+  const cfg = (rounds: number) => ({ rounds, flushL2: mode === 'cold', rotateOrder: settings.rotateOrder });
+
+  const started = new Date();
+  const runId = opts.runId ?? newRunId(started);
+  const provenance = runProvenance(backend.info(), runId, started, mode, settings.rotateOrder);
+  const samples: number[][] = cases.map(() => []);
+  const measured = new Float64Array(n);
+  const stop: StopInfo = { reason: 'time-cap', detail: '', converged: false, batches: 0, rounds: 0, roundsPerBatch: 0, warmupRounds: 0, warmupMs: 0, wallMs: 0 };
+  const noise = () => samples.map((s) => relativeNoise(s, noiseMetric));
+
+  const build = (): TimingResult => {
+    const after = backend.info();
+    provenance.clocksAfter = { smClockMhz: after.smClockMhz, memClockMhz: after.memClockMhz };
+    const finalNoise = noise();
+    const timed: CaseTiming[] = cases.map((c, i) => {
+      const meta = { ...(c.meta ?? {}) };
+      return {
+        label: c.label,
+        runId,
+        opKind: c.op.kind,
+        meta,
+        samples: samples[i],
+        stats: summarize(samples[i]),
+        noise: finalNoise[i],
+        measuredMs: measured[i],
+        provenance: { ...provenance, ...meta, label: c.label, opKind: c.op.kind },
+      };
+    });
+    return new TimingResult(opts.label, timed, provenance, stop, settings);
+  };
+
+  const show = opts.progress ?? true;
+  const title = `${opts.label ?? 'timing'}: ${n} case${n > 1 ? 's' : ''} (${mode})`;
+  const bar = show ? progress(settings.maxTimeMs, { label: title, clock }) : undefined;
+  try {
+    // Warm-up: rounds doubling from 1 until the budget is spent; samples discarded.
+    const w0 = clock();
+    let rounds = 1;
+    do {
+      if (aborted()) throw new TimingAborted(undefined);
+      checkSamples(await backend.timeOps(ops, cfg(rounds)), rounds * n);
+      stop.warmupRounds += rounds;
+      rounds = Math.min(rounds * 2, 1024);
+    } while (clock() - w0 < settings.warmupMs);
+    stop.warmupMs = clock() - w0;
+    const perRoundMs = stop.warmupMs / stop.warmupRounds;
+    stop.roundsPerBatch = opts.roundsPerBatch ?? Math.max(1, Math.min(100_000, Math.round(batchMs / Math.max(perRoundMs, 1e-6))));
+
+    const t0 = clock();
+    let lastTick = t0;
+    for (;;) {
+      if (aborted()) {
+        stop.wallMs = clock() - t0;
+        throw new TimingAborted(stop.batches ? build() : undefined);
+      }
+      // The last batch stops at maxSamples rather than overshooting it.
+      const R = Math.max(1, Math.min(stop.roundsPerBatch, settings.maxSamples - samples[0].length));
+      const batch = checkSamples(await backend.timeOps(ops, cfg(R)), R * n);
+      for (let r = 0; r < R; r++) {
+        for (let i = 0; i < n; i++) {
+          const v = batch[r * n + i];
+          samples[i].push(v);
+          measured[i] += v / 1000;
+        }
+      }
+      stop.batches++;
+      stop.rounds += R;
+      const now = clock();
+      stop.wallMs = now - t0;
+      const nz = noise();
+      const worst = Math.max(...nz);
+      const count = samples[0].length;
+      const minMeasured = Math.min(...measured);
+      bar?.tick(now - lastTick, `${formatNumber(count)} samples/case, worst noise ${formatNumber(worst * 100, 2)}%`);
+      lastTick = now;
+      const enough = count >= settings.minSamples && minMeasured >= settings.minTimeMs;
+      if (enough && worst <= settings.noiseTarget) {
+        stop.reason = 'noise-target';
+        stop.converged = true;
+        stop.detail = `every case reached ${noiseMetric} noise ≤ ${formatNumber(settings.noiseTarget * 100, 3)}% (worst ${formatNumber(worst * 100, 3)}%) with ≥ ${settings.minSamples} samples and ≥ ${formatNumber(settings.minTimeMs)} ms measured`;
+        break;
+      }
+      const unmet = () => {
+        const parts: string[] = [];
+        if (count < settings.minSamples) parts.push(`${count} < ${settings.minSamples} samples`);
+        if (minMeasured < settings.minTimeMs) parts.push(`${formatNumber(minMeasured, 3)} < ${formatNumber(settings.minTimeMs)} ms measured`);
+        if (worst > settings.noiseTarget) {
+          const noisiest = cases[nz.indexOf(worst)].label;
+          parts.push(`noise ${formatNumber(worst * 100, 3)}% > ${formatNumber(settings.noiseTarget * 100, 3)}% ('${noisiest}')`);
+        }
+        return parts.join(', ');
+      };
+      if (count >= settings.maxSamples) {
+        stop.reason = 'max-samples';
+        stop.detail = `reached ${formatNumber(count)} samples per case (maxSamples) before the target: ${unmet()}`;
+        break;
+      }
+      if (stop.wallMs >= settings.maxTimeMs) {
+        stop.reason = 'time-cap';
+        stop.detail = `reached the ${formatNumber(settings.maxTimeMs)} ms time cap before the target: ${unmet()}`;
+        break;
+      }
+    }
+    const result = build();
+    bar?.done(`${stop.reason}, ${formatNumber(samples[0].length)} samples per case`);
+    return result;
+  } catch (e) {
+    bar?.done(e instanceof TimingAborted ? 'aborted' : `failed: ${(e as Error).message}`);
+    throw e;
+  }
+}

@@ -1,0 +1,298 @@
+// Benchmarks of the conv and post-conv arms, measured side by side in one run: every arm of a shape
+// and a device copy of the same bytes are timed interleaved in one timeArms call (L2 flushed outside
+// each timed launch), and PyTorch eager runs the same shapes on the same GPU in the same invocation.
+// Ratios are only ever taken between numbers of one run.
+
+import { spawnSync } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
+import { Backend } from '../backend';
+import { Tensor } from '../tensor';
+import { Rng } from '../random';
+import * as conv from '../ops/conv';
+import * as postconv from '../ops/postconv';
+import { copyOp } from '../ops/copy';
+import { timeArms, TimingResult, TimingOptions } from '../analysis/timing';
+import { projectRoot } from '../native/gdn';
+import { revision } from '../provenance';
+
+export interface BenchRow {
+  shape: string;
+  arm: string;
+  mapping?: string;
+  correct: boolean;
+  medianUs: number;
+  p10Us: number;
+  p90Us: number;
+  n: number;
+  bytes: number;
+  gbps: number;
+  /** median / median of the copy of the same bytes, same run. */
+  xCopy: number;
+  /** median / PyTorch eager median for the same shape, same invocation (undefined without torch). */
+  xTorch?: number;
+  note?: string;
+}
+
+export interface BenchReport {
+  op: 'conv' | 'postconv';
+  revision: string;
+  provenance: TimingResult['provenance'] | null;
+  torch: { version: string; cuda: string; device: string } | { error: string } | null;
+  rows: BenchRow[];
+  copies: { shape: string; medianUs: number; gbps: number }[];
+  torchRows: { shape: string; medianUs: number; p10Us: number; p90Us: number; n: number }[];
+  stops: { shape: string; reason: string; detail: string }[];
+}
+
+// ------------------------------------------------------------------------------------------ shapes
+
+export interface ConvBenchShape {
+  id: string;
+  model: string;
+  C: number;
+  lengths: number[];
+  initialState: boolean[];
+}
+
+/** 32 sequences, 2,048 tokens, unequal lengths (seeded), every other one with initial state. */
+export function varlenLengths(total = 2048, count = 32, seed = 2048): number[] {
+  const rng = new Rng(seed);
+  const weights = Array.from({ length: count }, () => 0.25 + rng.uniform());
+  const sum = weights.reduce((a, b) => a + b, 0);
+  const lengths = weights.map((w) => Math.max(1, Math.floor((w / sum) * total)));
+  let rest = total - lengths.reduce((a, b) => a + b, 0);
+  for (let i = 0; rest > 0; i = (i + 1) % count, rest--) lengths[i]++;
+  return lengths;
+}
+
+export function convBenchShapes(quick = false): ConvBenchShape[] {
+  const models = [
+    { model: 'Qwen3.5-4B', C: 8192 },
+    { model: 'Qwen3.5-27B', C: 10240 },
+  ];
+  const Ts = quick ? [64, 256] : [512, 2048, 8192, 32768];
+  const shapes: ConvBenchShape[] = [];
+  for (const m of models) {
+    for (const T of Ts) shapes.push({ id: `${m.model} T=${T}`, model: m.model, C: quick ? m.C / 32 : m.C, lengths: [T], initialState: [false] });
+    const lengths = quick ? varlenLengths(128, 8) : varlenLengths();
+    shapes.push({ id: `${m.model} varlen ${lengths.length}×, ${lengths.reduce((a, b) => a + b, 0)} tok`, model: m.model, C: quick ? m.C / 32 : m.C, lengths, initialState: lengths.map((_, i) => i % 2 === 0) });
+  }
+  return shapes;
+}
+
+/** The correct arm/mapping pairs timed, plus the racy published shape for reference. */
+const CONV_TIMED: { arm: conv.ConvArm; mapping: conv.ConvMapping; correct: boolean }[] = [
+  { arm: 'scalar', mapping: 'sequence', correct: true },
+  { arm: 'tiled', mapping: 'sequence', correct: true },
+  { arm: 'reg', mapping: 'exact', correct: true },
+  { arm: 'reg', mapping: 'exact-racy', correct: false },
+  { arm: 'reg', mapping: 'sequence', correct: true },
+  { arm: 'reg-k4', mapping: 'exact', correct: true },
+  { arm: 'reg-k4', mapping: 'sequence', correct: true },
+  { arm: 'reg-k4x2', mapping: 'exact', correct: true },
+  { arm: 'reg-k4x2', mapping: 'sequence', correct: true },
+  { arm: 'vec', mapping: 'exact', correct: true },
+  { arm: 'vec', mapping: 'sequence', correct: true },
+];
+
+export interface BenchOptions {
+  backend: Backend;
+  quick?: boolean;
+  /** Run PyTorch eager on the same shapes (CUDA only; needs python3 with torch). */
+  torch?: boolean;
+  python?: string;
+  timing?: TimingOptions;
+  log?: (line: string) => void;
+}
+
+function defaultTiming(opts: BenchOptions): TimingOptions {
+  return { backend: opts.backend, mode: 'cold', warmupMs: 150, minSamples: 30, minTimeMs: 20, noiseTarget: 0.01, maxTimeMs: opts.quick ? 1500 : 4000, progress: false, ...opts.timing };
+}
+
+function rowsFrom(result: TimingResult, shape: string, bytes: (label: string) => number, correct: (label: string) => boolean): { rows: BenchRow[]; copyUs: number } {
+  const copy = result.cases.find((c) => c.opKind === 'copy')!;
+  const copyUs = copy.stats.median;
+  const rows = result.cases
+    .filter((c) => c.opKind !== 'copy')
+    .map((c) => ({
+      shape,
+      arm: String(c.meta.arm ?? c.label),
+      mapping: c.meta.mapping as string | undefined,
+      correct: correct(c.label),
+      medianUs: c.stats.median,
+      p10Us: c.stats.p10,
+      p90Us: c.stats.p90,
+      n: c.stats.n,
+      bytes: bytes(c.label),
+      gbps: bytes(c.label) / (c.stats.median * 1e3),
+      xCopy: c.stats.median / copyUs,
+      note: c.meta.note as string | undefined,
+    }));
+  return { rows, copyUs };
+}
+
+export async function benchConv(opts: BenchOptions): Promise<BenchReport> {
+  const backend = opts.backend;
+  const report: BenchReport = { op: 'conv', revision: revision(), provenance: null, torch: null, rows: [], copies: [], torchRows: [], stops: [] };
+  for (const shape of convBenchShapes(opts.quick)) {
+    const T = shape.lengths.reduce((a, b) => a + b, 0);
+    const K = 4;
+    const qsl = [0];
+    for (const l of shape.lengths) qsl.push(qsl[qsl.length - 1] + l);
+    const inputs = {
+      x: Tensor.random([T, shape.C], 'bf16', { seed: 1 }).to(backend),
+      weight: Tensor.random([shape.C, K], 'bf16', { seed: 2, scale: 0.5 }).to(backend),
+      queryStartLoc: qsl,
+      hasInitialState: shape.initialState,
+      convState: Tensor.random([shape.lengths.length, shape.C, K - 1], 'f32', { seed: 3 }).to(backend),
+    };
+    const bytes = 4 * T * shape.C; // bf16 x read once, bf16 out written once
+    const ops = CONV_TIMED.map((a) => ({ ...a, op: conv.prepareTimed(inputs, { arm: a.arm, mapping: a.mapping, outDtype: 'bf16', backend }, `${a.arm}/${a.mapping}`) }));
+    const copy = copyOp(bytes, { backend, label: 'copy' });
+    try {
+      opts.log?.(`conv ${shape.id}: timing ${ops.length} arms + copy (${(bytes / 1e6).toFixed(1)} MB)`);
+      const result = await timeArms(
+        [...ops.map((o) => ({ label: `${o.arm}/${o.mapping}`, op: o.op, meta: { arm: o.arm, mapping: o.mapping, shape: shape.id, C: shape.C, K, T, dtype: 'bf16' } })), { label: 'copy', op: copy, meta: { bytes } }],
+        defaultTiming(opts),
+      );
+      report.provenance ??= result.provenance;
+      const { rows, copyUs } = rowsFrom(result, shape.id, () => bytes, (label) => CONV_TIMED.find((a) => `${a.arm}/${a.mapping}` === label)?.correct ?? true);
+      report.rows.push(...rows);
+      report.copies.push({ shape: shape.id, medianUs: copyUs, gbps: bytes / (copyUs * 1e3) });
+      report.stops.push({ shape: shape.id, reason: result.stop.reason, detail: result.stop.detail });
+    } finally {
+      for (const o of ops) o.op.release();
+      copy.release();
+      inputs.x.release();
+      inputs.weight.release();
+      inputs.convState.release();
+    }
+  }
+  if (opts.torch && backend.kind === 'cuda') {
+    const cases = convBenchShapes(opts.quick).map((s) => ({ op: 'conv', id: s.id, C: s.C, K: 4, lengths: s.lengths, initial_state: s.initialState }));
+    attachTorch(report, cases, opts);
+  }
+  return report;
+}
+
+// ------------------------------------------------------------------------------------------ post-conv
+
+export interface PostconvBenchShape {
+  id: string;
+  T: number;
+  Hk: number;
+  Hv: number;
+}
+
+export function postconvBenchShapes(quick = false): PostconvBenchShape[] {
+  const Ts = quick ? [32, 64] : [512, 2048, 8192, 32768];
+  const shapes: PostconvBenchShape[] = [];
+  for (const Hv of [32, 48]) {
+    const model = Hv === 32 ? 'Qwen3.5-4B' : 'Qwen3.5-27B';
+    for (const T of Ts) shapes.push({ id: `${model} (Hk=16, Hv=${Hv}) T=${T}`, T, Hk: 16, Hv });
+  }
+  return shapes;
+}
+
+export async function benchPostconv(opts: BenchOptions): Promise<BenchReport> {
+  const backend = opts.backend;
+  const report: BenchReport = { op: 'postconv', revision: revision(), provenance: null, torch: null, rows: [], copies: [], torchRows: [], stops: [] };
+  const arms = postconv.POSTCONV_ARMS;
+  for (const shape of postconvBenchShapes(opts.quick)) {
+    const dims = { Hk: shape.Hk, Hv: shape.Hv, Dk: 128, Dv: 128 };
+    const C = 2 * dims.Hk * dims.Dk + dims.Hv * dims.Dv;
+    const packed = Tensor.random([shape.T, 2 * dims.Hv], 'bf16', { seed: 5 }).to(backend);
+    const inputs = {
+      convOut: Tensor.random([shape.T, C], 'bf16', { seed: 4 }).to(backend),
+      b: packed.sliceCols(0, dims.Hv),
+      a: packed.sliceCols(dims.Hv, dims.Hv),
+      ALog: Tensor.random([dims.Hv], 'f32', { seed: 6 }).to(backend),
+      dtBias: Tensor.random([dims.Hv], 'f32', { seed: 7 }).to(backend),
+    };
+    const bytes = postconv.postconvBytes(shape.T, dims, 2, 2, 2);
+    const ops = arms.map((arm) => ({ arm, op: postconv.prepareTimed(inputs, { ...dims, arm, qkvDtype: 'bf16', backend }, arm) }));
+    const copy = copyOp(bytes, { backend, label: 'copy' });
+    try {
+      opts.log?.(`postconv ${shape.id}: timing ${ops.length} arms + copy (${(bytes / 1e6).toFixed(1)} MB)`);
+      const result = await timeArms(
+        [...ops.map((o) => ({ label: o.arm, op: o.op, meta: { arm: o.arm, shape: shape.id, T: shape.T, ...dims, dtype: 'bf16', note: o.arm === 'seq4' ? 'PLANTED MUTANT (wrong f32 bits)' : undefined } })), { label: 'copy', op: copy, meta: { bytes } }],
+        defaultTiming(opts),
+      );
+      report.provenance ??= result.provenance;
+      const { rows, copyUs } = rowsFrom(result, shape.id, () => bytes, (label) => label !== 'seq4');
+      report.rows.push(...rows);
+      report.copies.push({ shape: shape.id, medianUs: copyUs, gbps: bytes / (copyUs * 1e3) });
+      report.stops.push({ shape: shape.id, reason: result.stop.reason, detail: result.stop.detail });
+    } finally {
+      for (const o of ops) o.op.release();
+      copy.release();
+      packed.release();
+      inputs.convOut.release();
+      inputs.ALog.release();
+      inputs.dtBias.release();
+    }
+  }
+  if (opts.torch && backend.kind === 'cuda') {
+    const cases = postconvBenchShapes(opts.quick).map((s) => ({ op: 'postconv', id: s.id, T: s.T, Hk: s.Hk, Hv: s.Hv, Dk: 128, Dv: 128 }));
+    attachTorch(report, cases, opts);
+  }
+  return report;
+}
+
+// ------------------------------------------------------------------------------------------ PyTorch
+
+/** Runs bench/torch_reference.py on the same GPU and attaches its medians and our ratios to them. */
+function attachTorch(report: BenchReport, cases: Record<string, unknown>[], opts: BenchOptions): void {
+  const script = path.join(projectRoot(), 'bench', 'torch_reference.py');
+  const python = opts.python ?? process.env.GDN_TORCH_PYTHON ?? 'python3';
+  opts.log?.(`PyTorch eager baselines: ${python} ${script} (${cases.length} shapes)`);
+  const run = spawnSync(python, [script], { input: JSON.stringify(cases), encoding: 'utf8', timeout: 15 * 60 * 1000, maxBuffer: 1 << 24 });
+  if (run.status !== 0) {
+    report.torch = { error: `${python} exited ${run.status}: ${(run.stderr || '').trim().split('\n').slice(-3).join(' | ')}` };
+    return;
+  }
+  const lines = run.stdout.trim().split('\n').map((l) => JSON.parse(l));
+  const head = lines.shift();
+  report.torch = { version: head.torch, cuda: head.cuda, device: head.device };
+  for (const r of lines) {
+    report.torchRows.push({ shape: r.id, medianUs: r.median_us, p10Us: r.p10_us, p90Us: r.p90_us, n: r.n });
+    for (const row of report.rows) if (row.shape === r.id) row.xTorch = row.medianUs / r.median_us;
+  }
+}
+
+// ------------------------------------------------------------------------------------------ reports
+
+const f = (x: number | undefined, d = 2) => (x === undefined || !Number.isFinite(x) ? '–' : x.toFixed(d));
+
+/** The report as Markdown: a provenance block, then one table per shape. */
+export function benchMarkdown(r: BenchReport, command: string): string {
+  const p = r.provenance;
+  const lines: string[] = [];
+  lines.push(`### ${r.op === 'conv' ? 'Causal conv' : 'Post-conv'} — \`${command}\``, '');
+  if (p) {
+    lines.push(`- device: ${p.device} (sm_${p.sm.replace('.', '')}, ${p.smCount} SMs, L2 ${(p.l2Bytes / 2 ** 20).toFixed(0)} MiB); driver ${p.driver || '?'}, runtime ${p.runtime || '?'}`);
+    lines.push(`- clocks at start: SM ${p.smClockMhz} MHz (max ${p.maxSmClockMhz}), memory ${p.memClockMhz} MHz (max ${p.maxMemClockMhz}) [${p.clocksSource}]; at end of the first shape: SM ${p.clocksAfter.smClockMhz}, memory ${p.clocksAfter.memClockMhz} MHz`);
+    lines.push(`- revision ${r.revision}; run ${p.runId} at ${p.time}; ${p.mode} L2 (flushed outside every timed launch), arms interleaved with rotated order`);
+  }
+  if (r.torch && 'version' in r.torch) lines.push(`- PyTorch ${r.torch.version} (CUDA ${r.torch.cuda}) on ${r.torch.device}, same invocation, CUDA events, L2 flushed before each call`);
+  else if (r.torch) lines.push(`- PyTorch: not measured (${r.torch.error})`);
+  lines.push('- µs per launch: median [p10, p90]; GB/s = minimal bytes moved / median; ×copy = median / median of a device copy of the same bytes in the same run; ×torch = median / PyTorch eager median', '');
+  for (const shape of [...new Set(r.rows.map((x) => x.shape))]) {
+    const copy = r.copies.find((c) => c.shape === shape)!;
+    const torch = r.torchRows.find((t) => t.shape === shape);
+    lines.push(`**${shape}** — copy ${f(copy.medianUs, 1)} µs (${f(copy.gbps, 0)} GB/s)${torch ? `; PyTorch eager ${f(torch.medianUs, 1)} µs [${f(torch.p10Us, 1)}, ${f(torch.p90Us, 1)}]` : ''}`, '');
+    lines.push('| arm | mapping | median µs | p10 | p90 | n | GB/s | ×copy | ×torch | note |', '|---|---|---:|---:|---:|---:|---:|---:|---:|---|');
+    for (const row of r.rows.filter((x) => x.shape === shape)) {
+      const note = [row.correct ? '' : row.arm === 'seq4' ? 'planted mutant' : 'racy (#305), not a correct mapping', row.note ?? ''].filter(Boolean).join('; ');
+      lines.push(`| ${row.arm} | ${row.mapping ?? ''} | ${f(row.medianUs, 1)} | ${f(row.p10Us, 1)} | ${f(row.p90Us, 1)} | ${row.n} | ${f(row.gbps, 0)} | ${f(row.xCopy)} | ${f(row.xTorch)} | ${note} |`);
+    }
+    lines.push('');
+  }
+  return lines.join('\n');
+}
+
+export function writeJson(file: string, value: unknown): void {
+  fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  fs.writeFileSync(file, JSON.stringify(value, null, 2) + '\n');
+}

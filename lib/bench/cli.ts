@@ -1,0 +1,31 @@
+// `gdnlab bench conv|postconv [--backend host|cuda] [--quick] [--no-torch] [--json FILE] [--markdown FILE]`
+
+import * as fs from 'fs';
+import { Backend, activeBackend } from '../backend';
+import { benchConv, benchPostconv, benchMarkdown, writeJson } from './bench';
+import type { Args } from '../cli';
+
+export async function benchCommand(op: 'conv' | 'postconv', args: Args): Promise<number> {
+  const b = args.flags.get('backend');
+  const backend = b === 'host' || b === 'cuda' ? Backend.open(b) : activeBackend();
+  const quick = args.flags.has('quick');
+  if (backend.kind === 'host' && !quick) {
+    console.error('gdnlab bench: the host backend runs the GPU-sized shapes for minutes; use --quick for a small host run');
+  }
+  const opts = {
+    backend,
+    quick,
+    torch: !args.flags.has('no-torch'),
+    log: (l: string) => console.error(l),
+  };
+  const report = op === 'conv' ? await benchConv(opts) : await benchPostconv(opts);
+  const command = ['gdnlab bench', op, ...process.argv.slice(4).filter((a) => !a.startsWith('--json') && !a.startsWith('--markdown'))].join(' ');
+  const md = benchMarkdown(report, command.trim());
+  const json = args.flags.get('json');
+  const mdFile = args.flags.get('markdown');
+  if (typeof json === 'string') writeJson(json, report);
+  if (typeof mdFile === 'string') fs.writeFileSync(mdFile, md + '\n');
+  if (json === true) console.log(JSON.stringify(report, null, 2));
+  else console.log(md);
+  return 0;
+}

@@ -1,0 +1,241 @@
+import { strict as assert } from 'assert';
+import { Rng } from '../../lib/random';
+import { summarize } from '../../lib/analysis/stats';
+import { TimingAborted, compare, timeArms } from '../../lib/analysis/timing';
+import { MIME_BUNDLE } from '../../lib/view/display';
+import { FakeTimingBackend, fakeOp } from './fake-backend';
+
+const KERNEL = Symbol.for('gdnlab.kernel');
+
+function cases(n: number) {
+  return Array.from({ length: n }, (_, i) => ({ label: `arm${i}`, op: fakeOp(`arm${i}`), meta: { arm: `arm${i}`, shape: [64, 6144], dtypes: 'bf16' } }));
+}
+
+/** Seeded normal samples per case: mean[i] ± sd[i]·mean[i]. */
+function noisy(means: number[], rel: number, seed = 1) {
+  const rngs = means.map((_, i) => new Rng(seed * 100 + i));
+  return (i: number) => Math.max(0.1, means[i] * (1 + rel * rngs[i].normal()));
+}
+
+describe('timeArms with a fake backend', () => {
+  it('constant samples: stops on the noise target as soon as minSamples and minTime are met', async () => {
+    const fake = new FakeTimingBackend(() => 10);
+    const r = await timeArms(cases(2), { backend: fake, clock: fake.clock, progress: false, warmupMs: 1, roundsPerBatch: 10, minSamples: 30, minTimeMs: 0.5 });
+    assert.equal(r.stop.reason, 'noise-target');
+    assert.equal(r.stop.converged, true);
+    // 30 samples (3 batches of 10) give 0.3 ms; 0.5 ms needs 50 samples → 5 batches.
+    assert.equal(r.stop.batches, 5);
+    for (const c of r.cases) {
+      assert.equal(c.stats.n, 50);
+      assert.equal(c.stats.median, 10);
+      assert.equal(c.stats.iqr, 0);
+      assert.equal(c.noise, 0);
+      assert.ok(Math.abs(c.measuredMs - 0.5) < 1e-9);
+    }
+  });
+
+  it('noisy samples: stops when the median CI is within 1%, with the expected statistics', async () => {
+    const fake = new FakeTimingBackend(noisy([100, 120], 0.05));
+    const r = await timeArms(cases(2), { backend: fake, clock: fake.clock, progress: false, warmupMs: 5, roundsPerBatch: 20, minSamples: 30, minTimeMs: 1 });
+    assert.equal(r.stop.reason, 'noise-target');
+    for (const c of r.cases) assert.ok(c.noise <= 0.01, `${c.label} noise ${c.noise}`);
+    // A 5% spread needs roughly (1.96·1.25·0.05/0.01)² ≈ 150 samples for a 1% CI; allow a wide margin.
+    const n = r.cases[0].stats.n;
+    assert.ok(n >= 60 && n <= 800, `n = ${n}`);
+    assert.ok(Math.abs(r.cases[0].stats.median / 100 - 1) < 0.02);
+    assert.ok(Math.abs(r.cases[1].stats.median / 120 - 1) < 0.02);
+    const s = r.cases[0].stats;
+    assert.ok(s.p10 < s.q1 && s.q1 < s.median && s.median < s.q3 && s.q3 < s.p90);
+    assert.ok(Math.abs(s.sd / s.mean - 0.05) < 0.015);
+  });
+
+  it('drifting samples never settle: stops at the time cap and says why', async () => {
+    // Every sample 0.1% slower than the one before: the spread grows faster than n.
+    const fake = new FakeTimingBackend((_, k) => 50 * 1.001 ** k);
+    const r = await timeArms(cases(2), { backend: fake, clock: fake.clock, progress: false, warmupMs: 1, roundsPerBatch: 50, maxTimeMs: 200, noiseMetric: 'iqr' });
+    assert.equal(r.stop.reason, 'time-cap');
+    assert.equal(r.stop.converged, false);
+    assert.ok(r.stop.wallMs >= 200);
+    assert.match(r.stop.detail, /time cap before the target: .*noise .*% > 1%/);
+    assert.match(String(r[MIME_BUNDLE]().data['text/html']), /Not converged/);
+  });
+
+  it('stops at maxSamples when the target is out of reach', async () => {
+    const fake = new FakeTimingBackend(noisy([100], 0.05));
+    const r = await timeArms(cases(1), { backend: fake, clock: fake.clock, progress: false, warmupMs: 1, roundsPerBatch: 30, noiseTarget: 1e-6, maxSamples: 100 });
+    assert.equal(r.stop.reason, 'max-samples');
+    assert.equal(r.cases[0].stats.n, 100); // 30 + 30 + 30 + 10: the last batch is cut to the cap
+    assert.deepEqual(
+      fake.calls.slice(-4).map((c) => c.rounds),
+      [30, 30, 30, 10],
+    );
+  });
+
+  it('warm-up is spent by time budget and discarded; rounds per batch follow batchMs', async () => {
+    // The first 10 samples of each case are slow (cold caches, clocks ramping): they must not count.
+    const fake = new FakeTimingBackend((_, k) => (k < 10 ? 1000 : 10));
+    const r = await timeArms(cases(2), { backend: fake, clock: fake.clock, progress: false, warmupMs: 30, batchMs: 1, minSamples: 30, minTimeMs: 0 });
+    assert.ok(r.stop.warmupMs >= 30);
+    assert.ok(r.stop.warmupRounds >= 15);
+    assert.equal(r.cases[0].stats.max, 10);
+    // Warm-up calls double their rounds: 1, 2, 4, 8, …
+    assert.deepEqual(
+      fake.calls.slice(0, 4).map((c) => c.rounds),
+      [1, 2, 4, 8],
+    );
+    assert.ok(r.stop.roundsPerBatch >= 1);
+  });
+
+  it('interleaves every arm in one timeOps call per batch; cold flushes L2, hot does not', async () => {
+    const fake = new FakeTimingBackend(() => 5);
+    await timeArms(cases(3), { backend: fake, clock: fake.clock, progress: false, warmupMs: 0, roundsPerBatch: 10, minTimeMs: 0 });
+    assert.ok(fake.calls.every((c) => c.labels.join() === 'arm0,arm1,arm2' && c.flushL2 && c.rotateOrder));
+    const hot = new FakeTimingBackend(() => 5);
+    const r = await timeArms(cases(2), { backend: hot, clock: hot.clock, progress: false, warmupMs: 0, roundsPerBatch: 10, minTimeMs: 0, mode: 'hot', rotateOrder: false });
+    assert.ok(hot.calls.every((c) => !c.flushL2 && !c.rotateOrder));
+    assert.equal(r.provenance.mode, 'hot');
+  });
+
+  it('puts provenance on every result', async () => {
+    const fake = new FakeTimingBackend(() => 5);
+    fake.onCall = () => (fake.smClock = 1755); // clocks drop during the run
+    const r = await timeArms(cases(2), { backend: fake, clock: fake.clock, progress: false, warmupMs: 0, roundsPerBatch: 10, minTimeMs: 0, label: 'conv arms' });
+    const p = r.provenance;
+    assert.equal(p.backend, 'cuda');
+    assert.equal(p.device, 'Fake H200');
+    assert.equal(p.sm, '9.0');
+    assert.equal(p.smClockMhz, 1980);
+    assert.equal(p.clocksAfter.smClockMhz, 1755);
+    assert.equal(p.memClockMhz, 3201);
+    assert.equal(p.driver, '580.00.00');
+    assert.equal(p.runtime, '13.0');
+    assert.equal(typeof p.revision, 'string');
+    assert.ok(p.revision.length > 0);
+    assert.ok(!Number.isNaN(Date.parse(p.time)));
+    assert.match(p.runId, /^\d{8}T\d{6}Z-[0-9a-f]{6}$/);
+    const c = r.get('arm1');
+    assert.equal(c.runId, p.runId);
+    assert.equal(c.provenance.arm, 'arm1');
+    assert.deepEqual(c.provenance.shape, [64, 6144]);
+    assert.equal(c.provenance.device, 'Fake H200');
+    assert.match(r.provenanceLine(), /Fake H200 sm_90, SM 1980 MHz/);
+    assert.match(r.toString(), /conv arms — timing \(cold\)/);
+    assert.throws(() => r.get('nope'), /no case 'nope'/);
+  });
+
+  it('aborts between batches on opts.signal and on the kernel interrupt, keeping what was measured', async () => {
+    const fake = new FakeTimingBackend(() => 5);
+    const ctl = new AbortController();
+    fake.onCall = (i) => i === 3 && ctl.abort();
+    await assert.rejects(
+      timeArms(cases(2), { backend: fake, clock: fake.clock, progress: false, warmupMs: 0, roundsPerBatch: 10, noiseTarget: 0, minSamples: 1e6, signal: ctl.signal }),
+      (e: unknown) => e instanceof TimingAborted && e.partial !== undefined && e.partial.cases[0].stats.n === 30,
+    );
+    const calls = fake.calls.length;
+    assert.equal(calls, 4); // 1 warm-up + 3 batches, nothing after the abort
+
+    const kctl = new AbortController();
+    const shown: unknown[] = [];
+    (globalThis as Record<symbol, unknown>)[KERNEL] = {
+      display: (data: unknown, _m: unknown, o: unknown) => shown.push({ data, o }),
+      clearOutput() {},
+      signal: () => kctl.signal,
+      executionCount: () => 1,
+    };
+    try {
+      const k = new FakeTimingBackend(() => 5);
+      k.onCall = (i) => i === 2 && kctl.abort();
+      await assert.rejects(timeArms(cases(1), { backend: k, clock: k.clock, warmupMs: 0, roundsPerBatch: 10, noiseTarget: 0, minSamples: 1e6 }), TimingAborted);
+      assert.equal(k.calls.length, 3);
+      // Progress was shown in place and ended with a summary.
+      assert.ok(shown.length >= 2);
+      const last = shown[shown.length - 1] as { data: Record<string, string>; o: { update: boolean } };
+      assert.equal(last.o.update, true);
+      assert.match(last.data['text/plain'], /aborted/);
+    } finally {
+      delete (globalThis as Record<symbol, unknown>)[KERNEL];
+    }
+  });
+
+  it('validates its arguments and the backend’s samples', async () => {
+    const fake = new FakeTimingBackend(() => 5);
+    const o = { backend: fake, clock: fake.clock, progress: false };
+    await assert.rejects(timeArms([], o), /cases: expected a non-empty array/);
+    await assert.rejects(timeArms([{ label: 'a', op: fakeOp('a') }, { label: 'a', op: fakeOp('a') }], o), /cases\[1\].label: 'a' is used twice/);
+    await assert.rejects(timeArms([{ label: '', op: fakeOp('a') }], o), /cases\[0\].label/);
+    await assert.rejects(timeArms([{ label: 'a', op: null as never }], o), /cases\[0\].op/);
+    await assert.rejects(timeArms(cases(1), { ...o, mode: 'warm' as never }), /mode: expected 'cold' or 'hot'/);
+    await assert.rejects(timeArms(cases(1), { ...o, minSamples: 2.5 }), /minSamples/);
+    const broken = new FakeTimingBackend(() => NaN);
+    await assert.rejects(timeArms(cases(1), { backend: broken, clock: broken.clock, progress: false }), /sample 0 is NaN/);
+  });
+});
+
+describe('compare', () => {
+  it('the same arm timed twice in one run is "same"', async () => {
+    const fake = new FakeTimingBackend(noisy([100, 100], 0.03, 4));
+    const r = await timeArms(cases(2), { backend: fake, clock: fake.clock, progress: false, warmupMs: 1, roundsPerBatch: 50, minSamples: 200, minTimeMs: 0, noiseTarget: 0.005 });
+    const c = r.compare('arm0', 'arm1');
+    assert.equal(c.verdict, 'same', c.toString());
+    assert.equal(c.scope, 'within run');
+    assert.equal(c.paired, true);
+    assert.ok(c.ci[0] <= c.ratio && c.ratio <= c.ci[1]);
+    assert.ok(c.ci[0] >= 1 / 1.02 && c.ci[1] <= 1.02);
+  });
+
+  it('a 10% slower arm is "slower" (and the other "faster") with its CI', async () => {
+    const fake = new FakeTimingBackend(noisy([100, 110], 0.03, 5));
+    const r = await timeArms(cases(2), { backend: fake, clock: fake.clock, progress: false, warmupMs: 1, roundsPerBatch: 50, minTimeMs: 0 });
+    const slow = r.compare('arm1', 'arm0');
+    assert.equal(slow.verdict, 'slower');
+    assert.ok(slow.ci[0] > 1.05 && slow.ci[1] < 1.15, slow.toString());
+    assert.match(slow.sentence(), /arm1 vs arm0: median ratio 1\.\d+ \(95% CI .*more time\) → slower \[within run\]/);
+    assert.equal(r.compare('arm0', 'arm1').verdict, 'faster');
+  });
+
+  it('a few noisy samples of nearly equal arms are "unclear"', () => {
+    const spread = [75, 80, 85, 90, 95, 100, 100, 105, 110, 115, 120, 125];
+    const mk = (label: string, m: number) => {
+      const samples = (m === 100 ? spread : [...spread].reverse()).map((v) => (v * m) / 100);
+      return {
+      label,
+      runId: 'run-1',
+      opKind: 'copy',
+      meta: {},
+      samples,
+      stats: summarize(samples),
+      noise: 1,
+      measuredMs: 0,
+      provenance: {} as never,
+      };
+    };
+    const c = compare(mk('a', 100), mk('b', 103));
+    assert.equal(c.verdict, 'unclear', c.toString());
+    assert.equal(c.note, undefined);
+  });
+
+  it('too few samples are always "unclear", whatever the interval says', () => {
+    const mk = (label: string, samples: number[]) => ({ label, runId: 'r', opKind: 'copy', meta: {}, samples, stats: summarize(samples), noise: 1, measuredMs: 0, provenance: {} as never });
+    const c = compare(mk('a', [100, 100.5, 101]), mk('b', [200, 201, 202]));
+    assert.ok(c.ci[0] < 0.6, 'the interval alone would say faster');
+    assert.equal(c.verdict, 'unclear');
+    assert.match(c.toString(), /only 3 samples in 'a': too few/);
+  });
+
+  it('refuses results of different runs unless asked, then labels them', async () => {
+    const one = new FakeTimingBackend(() => 5);
+    const two = new FakeTimingBackend(() => 5);
+    const o = { progress: false, warmupMs: 0, roundsPerBatch: 10, minTimeMs: 0 };
+    const r1 = await timeArms(cases(1), { ...o, backend: one, clock: one.clock });
+    const r2 = await timeArms(cases(1), { ...o, backend: two, clock: two.clock });
+    assert.notEqual(r1.runId, r2.runId);
+    assert.throws(() => compare(r1.cases[0], r2.cases[0]), /from run .* and b .* from run .*acrossRuns: true/);
+    const c = compare(r1.cases[0], r2.cases[0], { acrossRuns: true });
+    assert.equal(c.scope, 'across runs');
+    assert.equal(c.paired, false);
+    assert.equal(c.verdict, 'same');
+    assert.match(c.toString(), /across runs/);
+    assert.match(String(c[MIME_BUNDLE]().data['text/html']), /Across runs/);
+    assert.throws(() => compare(r1.cases[0], r1.cases[0], { band: 2 }), /band/);
+  });
+});

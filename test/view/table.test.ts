@@ -1,0 +1,71 @@
+import { strict as assert } from 'assert';
+import { table, renderTable, toDataFrame } from '../../lib/view/table';
+import { MIME_BUNDLE } from '../../lib/view/display';
+import { formatNumber } from '../../lib/view/format';
+import { withKernel } from './fake-kernel';
+
+const rows = [
+  { arm: 'reg', 'median µs': 81.23456, n: 1200, identical: true },
+  { arm: 'reg-k4', 'median µs': 76.5, n: 1200, identical: true, note: 'K = 4 fixed' },
+  { arm: 'reg-k4x2', 'median µs': 1.23e-7, n: 12345678, identical: false },
+];
+
+describe('tables', function () {
+  this.timeout(30000); // danfojs-node loads TensorFlow.js on first use
+
+  it('returns a danfojs DataFrame over every column', () => {
+    const df = table(rows, { show: false });
+    assert.deepEqual(df.shape, [3, 5]);
+    assert.deepEqual(df.columns, ['arm', 'median µs', 'n', 'identical', 'note']);
+    assert.equal((df.values[1] as unknown[])[0], 'reg-k4');
+    assert.equal((df.values[0] as unknown[])[4], null);
+  });
+
+  it('shows an HTML table (display_data text/html + text/plain) in a kernel, once', async () => {
+    const { value: df, outputs } = await withKernel(() => table(rows, { title: 'conv arms', columns: ['arm', 'median µs', 'n'], format: { 'median µs': 3 } }));
+    assert.equal(outputs.length, 1);
+    const html = String(outputs[0].data['text/html']);
+    assert.match(html, /<caption[^>]*>conv arms<\/caption>/);
+    assert.match(html, /<th>median µs<\/th>/);
+    assert.match(html, /<td style="text-align:right">81\.2<\/td>/);
+    assert.match(html, /1\.23e-7/);
+    assert.match(html, /12,345,678/);
+    assert.ok(!/identical/.test(html));
+    assert.match(String(outputs[0].data['text/plain']), /arm\s+median µs\s+n/);
+    assert.deepEqual(df.columns, ['arm', 'median µs', 'n']);
+    // The returned DataFrame as a cell's last value is one line, not a second table.
+    const last = (df as unknown as Record<symbol, () => { data: Record<string, unknown> }>)[MIME_BUNDLE]();
+    assert.match(String(last.data['text/plain']), /DataFrame 3×3 \(conv arms\) — shown above/);
+  });
+
+  it('formats cells by function, escapes HTML, and copes with odd values', () => {
+    const { html, text } = renderTable([{ a: '<b>x</b>', b: [1, 2, 3], c: { k: 1 }, d: NaN, e: -Infinity }], { format: { a: (v) => `«${v}»` } });
+    assert.match(html, /&lt;b&gt;x&lt;\/b&gt;/);
+    assert.match(html, /\[1, 2, 3\]/);
+    assert.match(html, /\{&quot;k&quot;:1\}/);
+    assert.match(html, /NaN/);
+    assert.match(text, /-Inf/);
+    const df = toDataFrame([{ a: [1, 2], b: { k: 1 } }]);
+    assert.deepEqual(df.values, [['[1, 2]', '{"k":1}']]);
+  });
+
+  it('refuses rows that are not objects and unknown columns, naming the argument', () => {
+    assert.throws(() => table('x' as never), /rows: expected an array of objects/);
+    assert.throws(() => table([1] as never), /rows\[0\]: expected an object/);
+    assert.throws(() => table(rows, { columns: ['arm', 'speed'], show: false }), /columns: 'speed' not in the rows/);
+    assert.throws(() => table(rows, { format: { n: 0 }, show: false }), /format.n: expected significant digits/);
+    assert.deepEqual(table([], { show: false, columns: ['a'] }).shape, [0, 1]);
+  });
+
+  it('number formatting: integers grouped, 4 significant digits, exponents outside [1e-3, 1e6)', () => {
+    assert.equal(formatNumber(1234567), '1,234,567');
+    assert.equal(formatNumber(1234), '1234');
+    assert.equal(formatNumber(3.14159265), '3.142');
+    assert.equal(formatNumber(0.5), '0.5');
+    assert.equal(formatNumber(2.5e-7), '2.5e-7');
+    assert.equal(formatNumber(1.5e9 + 0.5), '1.5e9');
+    assert.equal(formatNumber(-0.00012346), '-1.235e-4');
+    assert.equal(formatNumber(NaN), 'NaN');
+    assert.equal(formatNumber(Infinity), 'Inf');
+  });
+});
