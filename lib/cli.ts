@@ -162,7 +162,8 @@ export async function main(argv: string[]): Promise<number> {
       case 'check':
         if (sub === 'conv') return await checkConvCommand(args);
         if (sub === 'race') return await checkRaceCommand(args);
-        throw new UsageError(`check: expected conv or postconv, got ${sub ?? 'nothing'}`);
+        if (sub === 'postconv') return await (await import('./check/postconv')).postconvCommand(args, pickBackend(args.flags));
+        throw new UsageError(`check: expected conv, race or postconv, got ${sub ?? 'nothing'}`);
       case 'bench':
         if (sub === 'conv' || sub === 'postconv') return await (await import('./bench/cli')).benchCommand(sub, args);
         throw new UsageError(`bench: expected conv or postconv, got ${sub ?? 'nothing'}`);

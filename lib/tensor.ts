@@ -115,7 +115,7 @@ export class Tensor {
     if (!Number.isInteger(this.offset) || this.offset < 0) {
       throw new RangeError(`offset: expected a non-negative integer, got ${describe(opts.offset)}`);
     }
-    const need = this.extentElements() * dtypeSize(this.dtype);
+    const need = this.numel === 0 ? 0 : this.extentElements() * dtypeSize(this.dtype);
     if (need > storage.bytes) {
       throw new RangeError(`storage: ${need} bytes needed for shape [${this.shape}] ${this.dtype} (rowStride ${this.rowStride}, offset ${this.offset}), storage has ${storage.bytes}`);
     }

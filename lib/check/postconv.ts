@@ -1,0 +1,218 @@
+// The post-conv equivalence suite: token-tile against the tree reference on q, k, v, g and beta,
+// bit for bit, over dtypes, token counts (incl. partial 16-token tiles), head layouts, packed a/b
+// views with offsets and wide strides, and head sizes that force the fallback; plus the max error
+// of each output against the float64 reference, and the planted seq4 mutant.
+
+import { Tensor } from '../tensor';
+import { Backend } from '../backend';
+import * as postconv from '../ops/postconv';
+import { PostconvArm, PostconvShape } from '../ops/postconv';
+import { postconvReference } from '../reference/postconv';
+import { maxError } from '../reference/conv';
+import { countBitMismatches } from './bits';
+import type { Args } from '../cli';
+
+export interface PostconvCase extends PostconvShape {
+  name: string;
+  T: number;
+  convDtype: 'f32' | 'bf16';
+  gateDtype: 'f32' | 'bf16';
+  qkvDtype: 'f32' | 'bf16';
+  /** Width of the packed [T, width] buffer holding b at column bOffset and a at aOffset. */
+  packedWidth: number;
+  bOffset: number;
+  aOffset: number;
+  seed: number;
+}
+
+export const OUTPUTS = ['q', 'k', 'v', 'g', 'beta'] as const;
+export type PostconvOutput = (typeof OUTPUTS)[number];
+
+export function makePostconvInputs(c: PostconvCase): postconv.PostconvInputs {
+  const C = 2 * c.Hk * c.Dk + c.Hv * c.Dv;
+  const packed = Tensor.random([c.T, c.packedWidth], c.gateDtype, { seed: c.seed + 1, scale: 2 });
+  return {
+    convOut: Tensor.random([c.T, C], c.convDtype, { seed: c.seed }),
+    b: packed.sliceCols(c.bOffset, c.Hv),
+    a: packed.sliceCols(c.aOffset, c.Hv),
+    ALog: Tensor.random([c.Hv], 'f32', { seed: c.seed + 2, scale: 0.5 }),
+    dtBias: Tensor.random([c.Hv], 'f32', { seed: c.seed + 3 }),
+  };
+}
+
+/** The issue-4 matrix: 8 dtype combinations × T × head layouts, plus fallback head sizes. */
+export function postconvMatrix(opts: { quick?: boolean } = {}): PostconvCase[] {
+  const cases: PostconvCase[] = [];
+  const Ts = opts.quick ? [0, 1, 15, 16, 17, 128] : [0, 1, 15, 16, 17, 128, 2048];
+  const heads: [number, number][] = [[4, 8], [16, 32], [16, 48]];
+  const dt = ['f32', 'bf16'] as const;
+  let seed = 400;
+  for (const [Hk, Hv] of heads) {
+    for (const T of Ts) {
+      for (const convDtype of dt) for (const gateDtype of dt) for (const qkvDtype of dt) {
+        // The largest layout at T = 2048 runs with one dtype combination per conv dtype (time on the host).
+        if (T === 2048 && Hv === 48 && gateDtype !== qkvDtype) continue;
+        const wide = (seed & 1) === 0;
+        cases.push({
+          name: `T=${T} Hk=${Hk} Hv=${Hv} conv ${convDtype} gate ${gateDtype} qkv ${qkvDtype} ${wide ? 'packed b|a+pad' : 'packed pad|a|b'}`,
+          T, Hk, Hv, Dk: 128, Dv: 128, convDtype, gateDtype, qkvDtype,
+          packedWidth: 2 * Hv + (wide ? 37 : 3), bOffset: wide ? 0 : 3 + Hv, aOffset: wide ? Hv : 3, seed: seed++,
+        });
+      }
+    }
+  }
+  for (const [Dk, Dv] of [[64, 64], [300, 300], [128, 64]]) {
+    cases.push({
+      name: `T=33 Hk=2 Hv=4 Dk=${Dk} Dv=${Dv} (falls back to tree) f32`, T: 33, Hk: 2, Hv: 4, Dk, Dv,
+      convDtype: 'f32', gateDtype: 'f32', qkvDtype: 'f32', packedWidth: 11, bOffset: 1, aOffset: 6, seed: seed++,
+    });
+  }
+  return cases;
+}
+
+export interface PostconvCaseResult {
+  case: string;
+  arm: PostconvArm;
+  armRan: PostconvArm;
+  backend: string;
+  /** Mismatching elements per output against tree on the same backend. */
+  mismatches: Record<PostconvOutput, number>;
+  ok: boolean;
+  /** tree only: max |error| per output against the float64 reference. */
+  maxAbsError?: Record<PostconvOutput, number>;
+}
+
+export interface PostconvCheckReport {
+  backend: string;
+  results: PostconvCaseResult[];
+  failures: PostconvCaseResult[];
+  crossBackend: { case: string; mismatches: Record<PostconvOutput, number>; ok: boolean }[];
+}
+
+function compareOutputs(a: postconv.PostconvResult, b: postconv.PostconvResult): Record<PostconvOutput, number> {
+  const m = {} as Record<PostconvOutput, number>;
+  for (const o of OUTPUTS) m[o] = countBitMismatches(a[o], b[o]);
+  return m;
+}
+
+const total = (m: Record<PostconvOutput, number>) => OUTPUTS.reduce((s, o) => s + m[o], 0);
+
+export async function checkPostconv(opts: {
+  backend: Backend;
+  hostBackend?: Backend;
+  cases?: PostconvCase[];
+  arms?: PostconvArm[];
+  reference?: boolean;
+  onCase?: (done: number, total: number, name: string) => void;
+}): Promise<PostconvCheckReport> {
+  const cases = opts.cases ?? postconvMatrix();
+  const arms = opts.arms ?? ['token-tile'];
+  const results: PostconvCaseResult[] = [];
+  const crossBackend: PostconvCheckReport['crossBackend'] = [];
+  let done = 0;
+  for (const c of cases) {
+    const inputs = makePostconvInputs(c);
+    const dims = { Hk: c.Hk, Hv: c.Hv, Dk: c.Dk, Dv: c.Dv, qkvDtype: c.qkvDtype, backend: opts.backend };
+    const tree = await postconv.forward(inputs, { ...dims, arm: 'tree' });
+    try {
+      const zero = { q: 0, k: 0, v: 0, g: 0, beta: 0 };
+      let maxAbs: Record<PostconvOutput, number> | undefined;
+      if (opts.reference ?? true) {
+        const ref = postconvReference(inputs, c);
+        maxAbs = { ...zero };
+        for (const o of OUTPUTS) maxAbs[o] = maxError(tree[o].toFloat32(), ref[o], 0, Infinity).maxAbs;
+      }
+      results.push({ case: c.name, arm: 'tree', armRan: tree.arm, backend: opts.backend.kind, mismatches: zero, ok: true, maxAbsError: maxAbs });
+      if (opts.hostBackend && opts.backend.kind === 'cuda') {
+        const host = await postconv.forward(inputs, { ...dims, arm: 'tree', backend: opts.hostBackend });
+        const m = compareOutputs(tree, host);
+        crossBackend.push({ case: c.name, mismatches: m, ok: total(m) === 0 });
+        host.release();
+      }
+      for (const arm of arms) {
+        const r = await postconv.forward(inputs, { ...dims, arm });
+        const m = compareOutputs(r, tree);
+        results.push({ case: c.name, arm, armRan: r.arm, backend: opts.backend.kind, mismatches: m, ok: total(m) === 0 });
+        r.release();
+      }
+    } finally {
+      tree.release();
+    }
+    opts.onCase?.(++done, cases.length, c.name);
+  }
+  return { backend: opts.backend.kind, results, failures: results.filter((r) => !r.ok && r.arm !== 'seq4'), crossBackend };
+}
+
+export interface Seq4Outcome {
+  /** Comparisons of the f32-output cases in which seq4 differs from tree in q or k. */
+  caughtInF32: number;
+  f32Cases: number;
+  /** Comparisons of the bf16-output cases in which seq4 differs. */
+  caughtInBf16: number;
+  bf16Cases: number;
+  caught: boolean;
+}
+
+/** Runs seq4 through the suite: the f32 half must catch it; counts what the bf16 half sees. */
+export async function runSeq4Mutant(backend: Backend, cases = postconvMatrix({ quick: true })): Promise<Seq4Outcome> {
+  const report = await checkPostconv({ backend, cases: cases.filter((c) => c.Dk === 128 && c.Dv === 128), arms: ['seq4'], reference: false });
+  const seq4 = report.results.filter((r) => r.arm === 'seq4');
+  const byCase = new Map(cases.map((c) => [c.name, c]));
+  const f32 = seq4.filter((r) => byCase.get(r.case)!.qkvDtype === 'f32');
+  const bf16 = seq4.filter((r) => byCase.get(r.case)!.qkvDtype === 'bf16');
+  const caughtInF32 = f32.filter((r) => r.mismatches.q + r.mismatches.k > 0).length;
+  return {
+    caughtInF32, f32Cases: f32.length,
+    caughtInBf16: bf16.filter((r) => r.mismatches.q + r.mismatches.k > 0).length, bf16Cases: bf16.length,
+    caught: caughtInF32 > 0,
+  };
+}
+
+/** Rows (token, head) of q and k in which two results differ: the unit the published counts use. */
+export function differingRows(a: Tensor, b: Tensor): number {
+  const x = a.bits();
+  const y = b.bits();
+  const D = a.cols;
+  let rows = 0;
+  for (let i = 0; i < x.length; i += D) {
+    for (let j = 0; j < D; j++) {
+      if (x[i + j] !== y[i + j]) {
+        rows++;
+        break;
+      }
+    }
+  }
+  return rows;
+}
+
+/** `gdnlab check postconv [--backend host|cuda] [--quick] [--mutants] [--json]` */
+export async function postconvCommand(args: Args, backend: Backend): Promise<number> {
+  const json = args.flags.has('json');
+  const hostBackend = backend.kind === 'cuda' ? Backend.open('host') : undefined;
+  const report = await checkPostconv({
+    backend, hostBackend, cases: postconvMatrix({ quick: args.flags.has('quick') }),
+    onCase: json ? undefined : (d, n, name) => process.stderr.write(`\r[${d}/${n}] ${name}`.padEnd(90) + (d === n ? '\n' : '')),
+  });
+  let failed = report.failures.length + report.crossBackend.filter((x) => !x.ok).length;
+  const out: Record<string, unknown> = { backend: backend.kind, device: backend.info().name, equivalence: report };
+  if (!json) {
+    for (const r of report.results.filter((x) => x.arm !== 'tree')) {
+      const mm = OUTPUTS.map((o) => `${o} ${r.mismatches[o]}`).join(', ');
+      console.log(`${r.ok ? 'ok  ' : 'FAIL'} ${r.case}: ${r.arm}${r.armRan !== r.arm ? ` (ran ${r.armRan})` : ''} vs tree — ${mm}`);
+    }
+    for (const x of report.crossBackend) if (!x.ok) console.log(`FAIL cuda vs host (tree) ${x.case}: ${OUTPUTS.map((o) => `${o} ${x.mismatches[o]}`).join(', ')}`);
+    const worst = { q: 0, k: 0, v: 0, g: 0, beta: 0 } as Record<PostconvOutput, number>;
+    for (const r of report.results) if (r.maxAbsError) for (const o of OUTPUTS) worst[o] = Math.max(worst[o], r.maxAbsError[o]);
+    console.log(`tree vs float64 reference, worst max |error|: ${OUTPUTS.map((o) => `${o} ${worst[o].toExponential(2)}`).join(', ')}`);
+    console.log(`equivalence: ${report.results.length} results, ${report.failures.length} mismatching${report.crossBackend.length ? `; cuda==host on ${report.crossBackend.filter((x) => x.ok).length}/${report.crossBackend.length}` : ''}`);
+  }
+  if (args.flags.has('mutants')) {
+    const m = await runSeq4Mutant(backend);
+    out.seq4 = m;
+    if (!m.caught) failed++;
+    if (!json) console.log(`${m.caught ? 'caught' : 'MISSED'} mutant seq4: differs in ${m.caughtInF32}/${m.f32Cases} f32-output cases, ${m.caughtInBf16}/${m.bf16Cases} bf16-output cases`);
+  }
+  if (json) console.log(JSON.stringify(out, null, 2));
+  hostBackend?.close();
+  return failed ? 1 : 0;
+}
