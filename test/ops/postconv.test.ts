@@ -1,0 +1,78 @@
+import { strict as assert } from 'assert';
+import { Tensor } from '../../lib/tensor';
+import * as postconv from '../../lib/ops/postconv';
+import { checkPostconv, postconvMatrix, makePostconvInputs, runSeq4Mutant, OUTPUTS, PostconvCase } from '../../lib/check/postconv';
+import { auditExactness } from '../../lib/analysis/audit';
+import { countBitMismatches } from '../../lib/check/bits';
+import { forEachBackend, openBackend } from '../backends';
+
+// Bounds on |tree - float64 reference| per output, by the dtype the output is stored in.
+function errorBound(output: string, c: PostconvCase): number {
+  if (output === 'g') return 1e-4; // |g| reaches ~10 with these inputs: a few f32 ulps
+  if (output === 'beta') return 1e-6;
+  if (output === 'v') return c.qkvDtype === 'bf16' && c.convDtype === 'f32' ? 1.6e-2 : 0; // a copy, or its bf16 rounding
+  return c.qkvDtype === 'f32' ? 1e-6 : 4e-3; // |q| <= 1: f32 ulps, or half a bf16 ulp
+}
+
+forEachBackend((backend, kind) => {
+  describe('post-conv: token-tile == tree on q, k, v, g and beta, bit for bit', function () {
+    this.timeout(300000);
+    // The quick matrix (T up to 128) in full, and T = 2048 once per head layout.
+    const cases = [
+      ...postconvMatrix({ quick: true }),
+      ...postconvMatrix().filter((c) => c.T === 2048 && c.convDtype === 'bf16' && c.gateDtype === 'bf16' && c.qkvDtype === 'bf16'),
+    ];
+    for (const c of cases) {
+      it(c.name, async () => {
+        const report = await checkPostconv({ backend: backend(), hostBackend: kind === 'cuda' ? openBackend('host') : undefined, cases: [c] });
+        const tt = report.results.find((r) => r.arm === 'token-tile')!;
+        assert.deepEqual(tt.mismatches, { q: 0, k: 0, v: 0, g: 0, beta: 0 });
+        const fallback = c.Dk !== 128 || c.Dv !== 128;
+        assert.equal(tt.armRan, fallback ? 'tree' : 'token-tile');
+        const tree = report.results.find((r) => r.arm === 'tree')!;
+        for (const o of OUTPUTS) {
+          const e = tree.maxAbsError![o];
+          assert.ok(e <= errorBound(o, c), `${o}: max |error| vs float64 ${e} above ${errorBound(o, c)}`);
+        }
+        for (const x of report.crossBackend) assert.ok(x.ok, `cuda != host: ${JSON.stringify(x.mismatches)}`);
+      });
+    }
+  });
+
+  describe('post-conv: the seq4 mutant and the bf16 trap', function () {
+    this.timeout(300000);
+    it('the f32 half of the suite catches seq4', async () => {
+      const m = await runSeq4Mutant(backend());
+      assert.ok(m.caught);
+      assert.ok(m.caughtInF32 >= m.f32Cases / 2, `seq4 differs in only ${m.caughtInF32} of ${m.f32Cases} f32-output cases`);
+      assert.ok(m.caughtInBf16 < m.caughtInF32, 'bf16 outputs should hide most of seq4');
+    });
+
+    it('a bf16-only check would not catch seq4 (the audit says so), an f32 check does', async () => {
+      const c: PostconvCase = { name: 'trap', T: 128, Hk: 4, Hv: 8, Dk: 128, Dv: 128, convDtype: 'f32', gateDtype: 'bf16', qkvDtype: 'f32', packedWidth: 16, bOffset: 0, aOffset: 8, seed: 4 };
+      const inputs = makePostconvInputs(c);
+      const run = (arm: postconv.PostconvArm, qkvDtype: 'f32' | 'bf16') => postconv.forward(inputs, { ...c, arm, qkvDtype, backend: backend() });
+      const [tree32, seq32, tree16, seq16] = await Promise.all([run('tree', 'f32'), run('seq4', 'f32'), run('tree', 'bf16'), run('seq4', 'bf16')]);
+      assert.equal(seq16.mutant, true);
+      const f32Diff = countBitMismatches(seq32.q, tree32.q) + countBitMismatches(seq32.k, tree32.k);
+      const bf16Diff = countBitMismatches(seq16.q, tree16.q) + countBitMismatches(seq16.k, tree16.k);
+      assert.ok(f32Diff > 1000, `seq4 changes ${f32Diff} f32 elements`);
+      assert.equal(bf16Diff, 0, 'stored as bf16, seq4 is indistinguishable from tree at this shape');
+      const audit = auditExactness({ stored: [seq16.q, tree16.q], sources: [seq32.q, tree32.q] });
+      assert.equal(audit.verdict, 'hidden');
+      for (const r of [tree32, seq32, tree16, seq16]) r.release();
+    });
+  });
+
+  describe('post-conv: bad arguments', () => {
+    const c: PostconvCase = { name: 'bad', T: 4, Hk: 2, Hv: 4, Dk: 16, Dv: 16, convDtype: 'f32', gateDtype: 'f32', qkvDtype: 'f32', packedWidth: 8, bOffset: 0, aOffset: 4, seed: 1 };
+    const inputs = () => makePostconvInputs(c);
+    it('names the argument and what was expected', async () => {
+      await assert.rejects(postconv.forward(inputs(), { ...c, Hv: 3, backend: backend() }), /Hv: expected a multiple of Hk = 2/);
+      await assert.rejects(postconv.forward({ ...inputs(), convOut: Tensor.zeros([4, 10]) }, { ...c, backend: backend() }), /convOut: expected shape \[T, C=128\]/);
+      await assert.rejects(postconv.forward({ ...inputs(), a: Tensor.zeros([4, 4], 'bf16') }, { ...c, backend: backend() }), /b: expected dtype bf16 \(the dtype of a\), got f32/);
+      await assert.rejects(postconv.forward({ ...inputs(), ALog: Tensor.zeros([4], 'bf16') }, { ...c, backend: backend() }), /ALog: expected dtype f32, got bf16/);
+      await assert.rejects(postconv.forward(inputs(), { ...c, arm: 'fast' as never, backend: backend() }), /arm: expected one of 'tree', 'token-tile', 'seq4'/);
+    });
+  });
+});
