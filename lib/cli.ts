@@ -25,7 +25,7 @@ export function parseArgs(argv: string[]): Args {
   return { positional, flags };
 }
 
-const VALUE_FLAGS = new Set(['trials', 'widen', 'backend', 'out', 'timeout', 'python', 'prefix', 'name', 'cases', 'seed', 'markdown']);
+const VALUE_FLAGS = new Set(['channels', 'trials', 'widen', 'backend', 'out', 'timeout', 'python', 'prefix', 'name', 'cases', 'seed', 'markdown']);
 
 const USAGE = `usage: gdnlab <command>
   info [--json]                               backend, library and device facts
@@ -33,9 +33,11 @@ const USAGE = `usage: gdnlab <command>
                                               every conv arm and mapping vs scalar, bit for bit
   check race [--backend host|cuda] [--trials N] [--widen CYCLES] [--json]
                                               #305 trials: exact and sequence never corrupted
-  check postconv [--backend host|cuda] [--mutants] [--json]
+  check postconv [--backend host|cuda] [--quick] [--mutants] [--json]
+  check sanitize [--backend B]                one small launch of every arm (run under compute-sanitizer)
   bench conv|postconv [--backend B] [--quick] [--no-torch] [--json [FILE]] [--markdown FILE]
                                               every arm vs a device copy of the same bytes and PyTorch eager, one run
+  bench verdict [--backend B]                 timing self-check: same arm twice = same, scalar = slower
   notebooks run [paths…] | notebooks export <notebook> [--out DIR]
   kernel install [--python PY] [--user|--sys-prefix|--prefix DIR]
 Environment: GDN_BACKEND=auto|cuda|host, GDN_LIBRARY=/path/to/libgdn.so`;
@@ -127,7 +129,7 @@ async function checkConvCommand(args: Args): Promise<number> {
 
 /** `gdnlab check race`: trials of each mapping; exits non-zero if a correct mapping is ever corrupted. */
 async function checkRaceCommand(args: Args): Promise<number> {
-  const { raceTrials } = await import('./check/race');
+  const { raceTrials, raceCase } = await import('./check/race');
   const backend = pickBackend(args.flags);
   const trials = Number(args.flags.get('trials') ?? (backend.kind === 'cuda' ? 1000 : 102));
   const widen = Number(args.flags.get('widen') ?? 0);
@@ -139,7 +141,7 @@ async function checkRaceCommand(args: Args): Promise<number> {
     for (const mapping of ['exact', 'sequence', 'exact-racy'] as const) {
       // On the host the block order decides: trial 0 forward, trial 1 reverse, then seeded shuffles.
       const schedule = backend.kind === 'host' ? (i: number) => (i === 0 ? 'forward' as const : i === 1 ? 'reverse' as const : { shuffle: i }) : undefined;
-      const r = raceTrials({ backend, mapping, trials, widenCycles: w, schedule });
+      const r = raceTrials({ backend, mapping, trials, widenCycles: w, schedule, case: raceCase(Number(args.flags.get('channels') ?? 4096)) });
       results.push(r);
       if (!args.flags.has('json')) {
         console.log(`${mapping.padEnd(10)} widen ${String(w).padStart(6)}: ${r.corruptedRuns}/${r.trials} runs corrupted (${(100 * r.corruptedFraction).toFixed(1)}%), state wrong in ${r.stateCorruptedRuns}` +
@@ -162,10 +164,20 @@ export async function main(argv: string[]): Promise<number> {
       case 'check':
         if (sub === 'conv') return await checkConvCommand(args);
         if (sub === 'race') return await checkRaceCommand(args);
+        if (sub === 'sanitize') {
+          const n = await (await import('./check/sanitize')).sanitizeWorkload(pickBackend(args.flags), (l) => console.log(l));
+          console.log(`sanitize workload: ${n} launches completed`);
+          return 0;
+        }
         if (sub === 'postconv') return await (await import('./check/postconv')).postconvCommand(args, pickBackend(args.flags));
         throw new UsageError(`check: expected conv, race or postconv, got ${sub ?? 'nothing'}`);
       case 'bench':
         if (sub === 'conv' || sub === 'postconv') return await (await import('./bench/cli')).benchCommand(sub, args);
+        if (sub === 'verdict') {
+          const v = await (await import('./bench/verdict')).verdictSelfCheck(pickBackend(args.flags));
+          console.log(`${v.same}\n${v.slower}\n${v.line}`);
+          return v.same.verdict === 'same' && v.slower.verdict === 'slower' ? 0 : 1;
+        }
         throw new UsageError(`bench: expected conv or postconv, got ${sub ?? 'nothing'}`);
       case undefined:
       case 'help':

@@ -27,7 +27,7 @@ export { display, inKernel } from './view/display';
 export { raceTrials, raceCase, RaceTrialsResult } from './check/race';
 export { benchConv, benchPostconv, benchMarkdown } from './bench/bench';
 export { runConvMutants, MutantOutcome } from './check/mutants';
-export { chunkMappingSvg } from './view/diagrams';
+export { chunkMappingSvg, reductionFoldSvg } from './view/diagrams';
 export { projectRoot } from './native/gdn';
 export { Mismatch, MismatchKind, ToleranceOptions, ToleranceResult } from './analysis/diff';
 export { AuditInput, AuditVerdict } from './analysis/audit';

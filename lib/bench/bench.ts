@@ -107,7 +107,7 @@ export interface BenchOptions {
 }
 
 function defaultTiming(opts: BenchOptions): TimingOptions {
-  return { backend: opts.backend, mode: 'cold', warmupMs: 150, minSamples: 30, minTimeMs: 20, noiseTarget: 0.01, maxTimeMs: opts.quick ? 1500 : 4000, progress: false, ...opts.timing };
+  return { backend: opts.backend, mode: 'cold', warmupMs: 150, minSamples: 30, minTimeMs: 20, noiseTarget: 0.01, maxTimeMs: opts.quick ? 1500 : 2500, progress: false, ...opts.timing };
 }
 
 function rowsFrom(result: TimingResult, shape: string, bytes: (label: string) => number, correct: (label: string) => boolean): { rows: BenchRow[]; copyUs: number } {

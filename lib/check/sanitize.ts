@@ -1,0 +1,53 @@
+// One small launch of every arm, mapping and op: the workload to run under compute-sanitizer
+// (memcheck, racecheck, synccheck), where each launch is slow and coverage matters more than size.
+
+import { Backend } from '../backend';
+import { Tensor } from '../tensor';
+import * as conv from '../ops/conv';
+import * as postconv from '../ops/postconv';
+import { matmulNT } from '../ops/matmul';
+import { makeConvInputs } from './conv';
+import { makePostconvInputs } from './postconv';
+
+export async function sanitizeWorkload(backend: Backend, log: (line: string) => void): Promise<number> {
+  let launches = 0;
+  // C = 385 leaves partial tiles for every arm; a padded x row stride; lengths cover empty, short, and multi-chunk.
+  const convCase = { name: 'sanitize', C: 385, K: 4, xDtype: 'bf16' as const, outDtype: 'bf16' as const, lengths: [0, 2, 9, 70, 5],
+    initialState: [true, true, true, false, true], maskDtype: 'i8' as const, bias: true, xRowStride: 392, seed: 9 };
+  const inputs = makeConvInputs(convCase);
+  for (const arm of conv.CONV_ARMS) {
+    for (const mapping of arm === 'scalar' || arm === 'tiled' ? (['sequence'] as const) : conv.CONV_MAPPINGS) {
+      const r = await conv.forward(inputs, { arm, mapping, outDtype: 'bf16', backend });
+      log(`conv ${arm}/${mapping} (ran ${r.contract.arm}/${r.contract.mapping})`);
+      r.release();
+      launches++;
+    }
+  }
+  for (const arm of conv.UPDATE_ARMS) {
+    for (const stateDtype of ['f32', 'bf16'] as const) {
+      const r = await conv.update({
+        x: Tensor.random([4, 385], 'bf16', { seed: 1 }), weight: Tensor.random([385, 4], 'bf16', { seed: 2 }),
+        state: Tensor.random([6, 385, 3], stateDtype, { seed: 3 }), stateIndices: [5, -1, 0, 2],
+      }, { arm, backend });
+      log(`conv.update ${arm} (${stateDtype} state)`);
+      r.release();
+      launches++;
+    }
+  }
+  for (const [Dk, T] of [[128, 37], [64, 5]] as const) {
+    const c = { name: 'sanitize', T, Hk: 2, Hv: 4, Dk, Dv: Dk, convDtype: 'bf16' as const, gateDtype: 'bf16' as const, qkvDtype: 'bf16' as const,
+      packedWidth: 11, bOffset: 3, aOffset: 7, seed: 5 };
+    const pin = makePostconvInputs(c);
+    for (const arm of postconv.POSTCONV_ARMS) {
+      const r = await postconv.forward(pin, { ...c, arm, backend });
+      log(`postconv ${arm} Dk=${Dk} (ran ${r.arm})`);
+      r.release();
+      launches++;
+    }
+  }
+  const out = matmulNT(Tensor.random([7, 33], 'bf16', { seed: 1 }), Tensor.random([19, 33], 'bf16', { seed: 2 }), { backend });
+  out.release();
+  log('matmulNT');
+  launches++;
+  return launches;
+}
