@@ -179,6 +179,16 @@ export async function main(argv: string[]): Promise<number> {
           return v.same.verdict === 'same' && v.slower.verdict === 'slower' ? 0 : 1;
         }
         throw new UsageError(`bench: expected conv or postconv, got ${sub ?? 'nothing'}`);
+      case 'notebooks':
+        return await (await import('./notebooks/cli')).notebooksCommand(argv.slice(argv.indexOf('notebooks') + 1));
+      case 'kernel': {
+        if (sub !== 'install') throw new UsageError(`kernel: expected install, got ${sub ?? 'nothing'}`);
+        const path = await import('path');
+        const { spawnSync } = await import('child_process');
+        const installer = path.join(__dirname, '..', 'kernel', 'install.js');
+        const rest = argv.slice(argv.indexOf('install') + 1);
+        return spawnSync(process.execPath, [installer, ...rest], { stdio: 'inherit' }).status ?? 1;
+      }
       case undefined:
       case 'help':
       case '--help':

@@ -19,7 +19,9 @@ export async function benchCommand(op: 'conv' | 'postconv', args: Args): Promise
     log: (l: string) => console.error(l),
   };
   const report = op === 'conv' ? await benchConv(opts) : await benchPostconv(opts);
-  const command = ['gdnlab bench', op, ...process.argv.slice(4).filter((a) => !a.startsWith('--json') && !a.startsWith('--markdown'))].join(' ');
+  // The command as typed, minus where the output went.
+  const shown = process.argv.slice(4).filter((a, i, all) => !a.startsWith('--json') && !a.startsWith('--markdown') && all[i - 1] !== '--markdown');
+  const command = ['gdnlab bench', op, ...shown].join(' ');
   const md = benchMarkdown(report, command.trim());
   const json = args.flags.get('json');
   const mdFile = args.flags.get('markdown');

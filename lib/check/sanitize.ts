@@ -14,13 +14,16 @@ export async function sanitizeWorkload(backend: Backend, log: (line: string) => 
   // C = 385 leaves partial tiles for every arm; a padded x row stride; lengths cover empty, short, and multi-chunk.
   const convCase = { name: 'sanitize', C: 385, K: 4, xDtype: 'bf16' as const, outDtype: 'bf16' as const, lengths: [0, 2, 9, 70, 5],
     initialState: [true, true, true, false, true], maskDtype: 'i8' as const, bias: true, xRowStride: 392, seed: 9 };
-  const inputs = makeConvInputs(convCase);
-  for (const arm of conv.CONV_ARMS) {
-    for (const mapping of arm === 'scalar' || arm === 'tiled' ? (['sequence'] as const) : conv.CONV_MAPPINGS) {
-      const r = await conv.forward(inputs, { arm, mapping, outDtype: 'bf16', backend });
-      log(`conv ${arm}/${mapping} (ran ${r.contract.arm}/${r.contract.mapping})`);
-      r.release();
-      launches++;
+  // C = 385 makes vec fall back to reg (it needs rows of whole 16-byte vectors); C = 392 runs vec itself.
+  for (const [C, stride] of [[385, 392], [392, 400]]) {
+    const inputs = makeConvInputs({ ...convCase, C, xRowStride: stride });
+    for (const arm of C === 385 ? conv.CONV_ARMS : (['vec'] as const)) {
+      for (const mapping of arm === 'scalar' || arm === 'tiled' ? (['sequence'] as const) : conv.CONV_MAPPINGS) {
+        const r = await conv.forward(inputs, { arm, mapping, outDtype: 'bf16', backend });
+        log(`conv C=${C} ${arm}/${mapping} (ran ${r.contract.arm}/${r.contract.mapping})`);
+        r.release();
+        launches++;
+      }
     }
   }
   for (const arm of conv.UPDATE_ARMS) {
