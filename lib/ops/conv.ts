@@ -174,6 +174,22 @@ function scheduleStruct(schedule: Schedule | undefined, natives: unknown[]): Con
   throw new TypeError(`schedule: expected 'forward', 'reverse', { shuffle: seed } or an array of block indices, got ${describe(schedule)}`);
 }
 
+/** weight [C, K] and optional bias [C], both of x's dtype; K within the supported range. */
+function checkTaps(inputs: { weight: Tensor; bias?: Tensor | null }, x: Tensor, C: number): { weight: Tensor; K: number; bias: Tensor | null } {
+  const weight = expectTensor(inputs.weight, 'weight');
+  if (weight.dtype !== x.dtype) throw new TypeError(`weight: expected dtype ${x.dtype} (the dtype of x), got ${weight.dtype}`);
+  if (weight.rank !== 2 || weight.shape[0] !== C) throw new RangeError(`weight: expected shape [C=${C}, K], got [${weight.shape.join(', ')}]`);
+  expectContiguous(weight, 'weight');
+  const K = weight.shape[1];
+  if (K < 2 || K > MAX_K) throw new RangeError(`weight: K = ${K} is outside the supported range 2..${MAX_K}`);
+  const bias = inputs.bias == null ? null : expectTensor(inputs.bias, 'bias');
+  if (bias) {
+    if (bias.dtype !== x.dtype) throw new TypeError(`bias: expected dtype ${x.dtype} (the dtype of x), got ${bias.dtype}`);
+    expectShape(bias, 'bias', [C], ['C']);
+  }
+  return { weight, K, bias };
+}
+
 function prepare(inputs: ConvInputs, opts: ConvOptions): PreparedConv {
   if (!inputs || typeof inputs !== 'object') throw new TypeError(`inputs: expected { x, weight, queryStartLoc, convState, … }, got ${describe(inputs)}`);
   const arm = expectChoice(opts.arm ?? 'scalar', 'arm', CONV_ARMS);
@@ -186,17 +202,7 @@ function prepare(inputs: ConvInputs, opts: ConvOptions): PreparedConv {
   expectDType(x, 'x', ['f32', 'bf16']);
   if (x.rank !== 2) throw new RangeError(`x: expected shape [T, C], got [${x.shape.join(', ')}]`);
   const [T, C] = x.shape;
-  const weight = expectTensor(inputs.weight, 'weight');
-  if (weight.dtype !== x.dtype) throw new TypeError(`weight: expected dtype ${x.dtype} (the dtype of x), got ${weight.dtype}`);
-  if (weight.rank !== 2 || weight.shape[0] !== C) throw new RangeError(`weight: expected shape [C=${C}, K], got [${weight.shape.join(', ')}]`);
-  expectContiguous(weight, 'weight');
-  const K = weight.shape[1];
-  if (K < 2 || K > MAX_K) throw new RangeError(`weight: K = ${K} is outside the supported range 2..${MAX_K}`);
-  const bias = inputs.bias == null ? null : expectTensor(inputs.bias, 'bias');
-  if (bias) {
-    if (bias.dtype !== x.dtype) throw new TypeError(`bias: expected dtype ${x.dtype} (the dtype of x), got ${bias.dtype}`);
-    expectShape(bias, 'bias', [C], ['C']);
-  }
+  const { weight, K, bias } = checkTaps(inputs, x, C);
   const qsl = expectTensor(int32Tensor(inputs.queryStartLoc, 'queryStartLoc'), 'queryStartLoc');
   expectDType(qsl, 'queryStartLoc', ['i32']);
   if (qsl.rank !== 1 || qsl.numel < 2) throw new RangeError(`queryStartLoc: expected shape [N+1] with N >= 1, got [${qsl.shape.join(', ')}]`);
@@ -376,16 +382,7 @@ export async function update(inputs: ConvUpdateInputs, opts: ConvUpdateOptions =
   if (x.rank !== 2) throw new RangeError(`x: expected shape [B, C], got [${x.shape.join(', ')}]`);
   expectContiguous(x, 'x');
   const [B, C] = x.shape;
-  const weight = expectTensor(inputs.weight, 'weight');
-  if (weight.dtype !== x.dtype) throw new TypeError(`weight: expected dtype ${x.dtype} (the dtype of x), got ${weight.dtype}`);
-  if (weight.rank !== 2 || weight.shape[0] !== C) throw new RangeError(`weight: expected shape [C=${C}, K], got [${weight.shape.join(', ')}]`);
-  const K = weight.shape[1];
-  if (K < 2 || K > MAX_K) throw new RangeError(`weight: K = ${K} is outside the supported range 2..${MAX_K}`);
-  const bias = inputs.bias == null ? null : expectTensor(inputs.bias, 'bias');
-  if (bias) {
-    if (bias.dtype !== x.dtype) throw new TypeError(`bias: expected dtype ${x.dtype} (the dtype of x), got ${bias.dtype}`);
-    expectShape(bias, 'bias', [C], ['C']);
-  }
+  const { weight, K, bias } = checkTaps(inputs, x, C);
   const state = expectTensor(inputs.state, 'state');
   expectDType(state, 'state', ['f32', 'bf16']);
   if (state.rank !== 3 || state.shape[1] !== C || state.shape[2] !== K - 1) {

@@ -1,0 +1,63 @@
+// backend_ops.h — what each backend implements for the API layer (common/api.cpp): memory, device
+// facts, and running planned ops. host/ implements gdn::host, cuda/ implements gdn::cuda (only in
+// builds with GDN_HAVE_CUDA). Plain C++: no CUDA types here.
+#pragma once
+
+#include "common/backend.h"
+#include "common/conv_plan.h"
+#include "common/internal.h"
+#include "common/matmul_plan.h"
+
+#include <string>
+#include <vector>
+
+namespace gdn {
+
+// One op of gdn_time_ops, validated and planned once before the timed rounds.
+struct PlannedOp {
+  int32_t kind = GDN_OP_NONE;
+  ConvPlan conv;
+  UpdatePlan update;
+  gdn_postconv_args postconv_args{};
+  gdn_postconv_result postconv{};
+  gdn_copy_args copy{};
+};
+
+namespace host {
+gdn_status alloc(gdn_backend* b, uint64_t bytes, uint64_t* addr);
+void release(uint64_t addr);
+gdn_status device_info(gdn_backend* b, gdn_device_info* info);
+void conv_run(const ConvPlan& plan);
+void update_run(const UpdatePlan& plan);
+void matmul_run(const MatmulPlan& plan);
+// Runs one planned op (blocks in the plan's order); used by the API and the timing loop.
+gdn_status run_op(gdn_backend* b, const PlannedOp& op);
+gdn_status time_ops(gdn_backend* b, const std::vector<PlannedOp>& ops, const gdn_timing_config& cfg, float* samples_us);
+}  // namespace host
+
+#if GDN_HAVE_CUDA
+namespace cuda {
+// Usable devices; *why receives the runtime's reason when there are none.
+int32_t device_count(std::string* why);
+gdn_status open(gdn_backend* b, int32_t ordinal);
+void close(gdn_backend* b);  // frees the stream, the flush buffer and (via the registry) every buffer
+gdn_status device_info(gdn_backend* b, gdn_device_info* info);
+gdn_status alloc(gdn_backend* b, uint64_t bytes, uint64_t* addr);
+gdn_status release(gdn_backend* b, uint64_t addr);
+gdn_status upload(gdn_backend* b, uint64_t dst, const void* src, uint64_t bytes);
+gdn_status download(gdn_backend* b, void* dst, uint64_t src, uint64_t bytes);
+gdn_status fill_u32(gdn_backend* b, uint64_t dst, uint32_t pattern, uint64_t bytes);
+gdn_status copy(gdn_backend* b, uint64_t dst, uint64_t src, uint64_t bytes);  // enqueued on the stream
+gdn_status synchronize(gdn_backend* b);
+// Copies the plan's program list to the device (once per plan).
+gdn_status conv_prepare(gdn_backend* b, ConvPlan* plan);
+// Enqueue one planned op on the backend's stream (no synchronisation).
+gdn_status conv_launch(gdn_backend* b, const ConvPlan& plan);
+gdn_status update_launch(gdn_backend* b, const UpdatePlan& plan);
+gdn_status matmul_launch(gdn_backend* b, const MatmulPlan& plan);
+gdn_status launch_op(gdn_backend* b, const PlannedOp& op);
+gdn_status time_ops(gdn_backend* b, const std::vector<PlannedOp>& ops, const gdn_timing_config& cfg, float* samples_us);
+}  // namespace cuda
+#endif
+
+}  // namespace gdn

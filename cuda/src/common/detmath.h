@@ -1,0 +1,255 @@
+// detmath.h — deterministic math shared by the host backend and the CUDA kernels (DOMAIN.md §5).
+//
+// Every function here is built from IEEE-754 single-precision + - * /, fmaf (one rounding), rintf
+// (round half to even) and exponent-bit manipulation. No libm transcendental, no hardware
+// approximation: compiled by g++ (-ffp-contract=off) and by nvcc (--fmad=false, no fast-math,
+// denormals kept) the same source gives the same bits on the CPU and the GPU.
+//
+// Storage conversions: bf16 and f16 loads are exact; stores round to nearest even; overflow goes to
+// Inf; a NaN stays a quiet NaN (bf16: the canonical 0x7fff, as the GPU's conversion instruction makes).
+#pragma once
+
+#include <stdint.h>
+
+#include <cmath>
+#include <cstring>
+
+#if defined(__CUDACC__)
+#define GDN_HD __host__ __device__
+#else
+#define GDN_HD
+#endif
+
+namespace gdn {
+
+// ----------------------------------------------------------------- bit casts
+GDN_HD inline uint32_t f32_bits(float f) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(f);
+#else
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+#endif
+}
+
+GDN_HD inline float f32_from_bits(uint32_t u) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(u);
+#else
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+#endif
+}
+
+GDN_HD inline float det_fma(float a, float b, float c) {
+#if defined(__CUDA_ARCH__)
+  return __fmaf_rn(a, b, c);
+#else
+  return std::fmaf(a, b, c);
+#endif
+}
+
+GDN_HD inline float det_rint(float x) {
+#if defined(__CUDA_ARCH__)
+  return rintf(x);
+#else
+  return std::rint(x);
+#endif
+}
+
+// 2^k as a float for k in [-126, 127] (a normal number: exponent field k + 127, mantissa 0).
+GDN_HD inline float pow2_normal(int k) { return f32_from_bits((uint32_t)(k + 127) << 23); }
+
+GDN_HD inline bool is_nan(float x) { return (f32_bits(x) & 0x7fffffffu) > 0x7f800000u; }
+
+// NaN payloads differ between the CPU (which propagates an operand's payload, and makes 0xffc00000
+// for invalid operations) and the GPU (0x7fffffff for every NaN it makes). Every function here that
+// can return a NaN returns this one, so f32 results are bit-identical NaNs included.
+constexpr uint32_t kCanonicalNaN = 0x7fffffffu;
+GDN_HD inline float canonical_nan() { return f32_from_bits(kCanonicalNaN); }
+
+// ----------------------------------------------------------------- exp
+// exp(x) = 2^n · e^r with n = rint(x · log2 e) and r = x − n·ln2 (two-part ln2, fmaf), |r| ≤ ~0.35;
+// e^r by its Taylor polynomial to degree 8 (Horner, fmaf), p in [0.7, 1.42]. Then 2^n:
+//   |x| <= 87 (n in [-126, 126], and n = -126 only with r > 0.33, so p · 2^n is a normal number):
+//     add n to p's exponent field — exact, and the same value as the multiply below;
+//   otherwise (rare): NaN and ±Inf, overflow to +Inf, underflow to 0, and in between two exact-power
+//     multiplies of which only the last rounds (so subnormal results round once).
+// Error about 1 ulp.
+// n = rint(x · log2 e) by the 1.5·2^23 trick: adding it rounds t to an integer (ties to even, exactly
+// rintf for |t| < 2^22) and leaves that integer in the low mantissa bits of s, so 2^n's exponent
+// field is bits(s) << 23 (the constant's own bits shift out). No float-to-integer conversion.
+struct ExpReduced {
+  float r;       // x − n·ln2
+  uint32_t s;    // bits of t + 1.5·2^23 (n in its low bits)
+  int n;
+};
+GDN_HD inline ExpReduced gdn_expf_reduce(float x) {
+  const float log2e = 1.44269502162933349609375f;
+  const float ln2_hi = 0.693145751953125f;          // 0x3f317200: few bits, n·ln2_hi exact
+  const float ln2_lo = 1.428606765330187045e-06f;   // ln2 − ln2_hi
+  const float magic = 12582912.0f;                  // 1.5 · 2^23
+  const float t = x * log2e;
+  const float s = t + magic;
+  const float n = s - magic;                        // rint(t), exactly
+  ExpReduced e;
+  e.r = det_fma(n, -ln2_lo, det_fma(n, -ln2_hi, x));
+  e.s = f32_bits(s);
+  e.n = (int)(e.s - f32_bits(magic));
+  return e;
+}
+
+GDN_HD inline float gdn_expf_poly(float r) {  // e^r = 1 + r + r²/2! + ... + r^8/8!
+  float p = 2.48015873015873e-05f;                  // 1/8!
+  p = det_fma(p, r, 1.98412698412698e-04f);         // 1/7!
+  p = det_fma(p, r, 1.38888888888889e-03f);         // 1/6!
+  p = det_fma(p, r, 8.33333333333333e-03f);         // 1/5!
+  p = det_fma(p, r, 4.16666666666667e-02f);         // 1/4!
+  p = det_fma(p, r, 1.66666666666667e-01f);         // 1/3!
+  p = det_fma(p, r, 0.5f);
+  p = det_fma(p, r, 1.0f);
+  return det_fma(p, r, 1.0f);
+}
+
+GDN_HD inline float gdn_expf_wide(float x) {  // the rare inputs, |x| > 87 or NaN
+  if (is_nan(x)) return canonical_nan();
+  if (x > 89.0f) return f32_from_bits(0x7f800000u);  // +Inf (also x = +Inf)
+  if (x < -104.0f) return 0.0f;                     // below half the smallest subnormal (also -Inf)
+  const ExpReduced e = gdn_expf_reduce(x);
+  const float p = gdn_expf_poly(e.r);
+  const int n1 = e.n / 2;                           // n in [-150, 128]: both halves in [-75, 64], normal
+  const int n2 = e.n - n1;
+  return (p * pow2_normal(n1)) * pow2_normal(n2);   // first multiply exact, second rounds once
+}
+
+// The common case as straight-line code: valid (and equal to gdn_expf) for |x| <= 87 only.
+GDN_HD inline bool gdn_expf_fast_range(float x) { return x <= 87.0f && x >= -87.0f; }  // false for NaN
+GDN_HD inline float gdn_expf_fast(float x) {
+  const ExpReduced e = gdn_expf_reduce(x);
+  return f32_from_bits(f32_bits(gdn_expf_poly(e.r)) + (e.s << 23));
+}
+
+GDN_HD inline float gdn_expf(float x) { return gdn_expf_fast_range(x) ? gdn_expf_fast(x) : gdn_expf_wide(x); }
+
+// ----------------------------------------------------------------- log1p
+// log1p(x): u = 1 + x rounded, u = 2^e · m with m in [√½, √2); the rounding error of u is carried
+// as c = (x − (u − 1)) / u (or (1 − (u − x)) / u when e > 0). log(m) = log(1 + f), f = m − 1 exact,
+// s = f / (2 + f): log(1+f) = f − (f²/2 − s·(f²/2 + R)), R = Σ 2z^k/(2k+1), z = s², to z^4.
+GDN_HD inline float gdn_log1pf(float x) {
+  if (is_nan(x) || x < -1.0f) return canonical_nan();  // NaN in, or outside the domain
+  if (x == -1.0f) return f32_from_bits(0xff800000u); // -Inf
+  if (x == f32_from_bits(0x7f800000u)) return x;     // +Inf
+  const uint32_t ax = f32_bits(x) & 0x7fffffffu;
+  if (ax < 0x33800000u) return x;   // |x| < 2^-24: log1p(x) = x − x²/2 rounds to x (keeps −0)
+  const float u = 1.0f + x;
+  const uint32_t ub = f32_bits(u);
+  int e = (int)((ub >> 23) & 0xff) - 127;
+  uint32_t mb = (ub & 0x007fffffu) | 0x3f800000u;    // m in [1, 2)
+  if (mb > 0x3fb504f3u) {                             // m > √2: use m/2, e + 1
+    mb -= 0x00800000u;
+    e += 1;
+  }
+  const float m = f32_from_bits(mb);
+  float c = 0.0f;
+  if (e < 25) {
+    c = (e > 0) ? 1.0f - (u - x) : x - (u - 1.0f);
+    c = c / u;
+  }
+  const float f = m - 1.0f;
+  const float s = f / (2.0f + f);
+  const float z = s * s;
+  float R = 2.0f / 9.0f;
+  R = det_fma(R, z, 2.0f / 7.0f);
+  R = det_fma(R, z, 2.0f / 5.0f);
+  R = det_fma(R, z, 2.0f / 3.0f);
+  R = R * z;
+  const float hfsq = 0.5f * f * f;
+  const float ef = (float)e;
+  const float ln2_hi = 0.693145751953125f;
+  const float ln2_lo = 1.428606765330187045e-06f;
+  return ef * ln2_hi - ((hfsq - (s * (hfsq + R) + (ef * ln2_lo + c))) - f);
+}
+
+// ----------------------------------------------------------------- activations
+// SiLU exactly as DOMAIN.md §3 writes it: x / (1 + exp(-x)) (NaN in, or -Inf / Inf: canonical NaN).
+GDN_HD inline float gdn_silu(float x) {
+  const float y = x / (1.0f + gdn_expf(-x));
+  return is_nan(y) ? canonical_nan() : y;
+}
+// The same for |x| <= 87 (callers check gdn_expf_fast_range), without the rare-input branch.
+GDN_HD inline float gdn_silu_fast(float x) { return x / (1.0f + gdn_expf_fast(-x)); }
+
+// DOMAIN.md §4: softplus(x) = x for x > 20, else log1p(exp(x)).
+GDN_HD inline float gdn_softplus(float x) {
+  if (is_nan(x)) return canonical_nan();
+  return x > 20.0f ? x : gdn_log1pf(gdn_expf(x));
+}
+
+// DOMAIN.md §4: beta = 1 / (1 + exp(-b)).
+GDN_HD inline float gdn_sigmoid(float x) {
+  if (is_nan(x)) return canonical_nan();
+  return 1.0f / (1.0f + gdn_expf(-x));
+}
+
+// ----------------------------------------------------------------- bf16
+GDN_HD inline float bf16_to_f32(uint16_t h) { return f32_from_bits((uint32_t)h << 16); }
+
+// Round to nearest even; every NaN becomes the canonical quiet NaN 0x7fff (what the GPU's
+// cvt.rn.bf16.f32 gives: checked equal to the integer version below over all 2^32 inputs on an H200).
+GDN_HD inline uint16_t f32_to_bf16(float f) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  unsigned short h;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+#else
+  const uint32_t u = f32_bits(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fffu;
+  const uint32_t rounded = u + 0x7fffu + ((u >> 16) & 1u);  // nearest, ties to even
+  return (uint16_t)(rounded >> 16);
+#endif
+}
+
+// Two values packed as bf16 (lo in bits 0..15): one instruction on the GPU.
+GDN_HD inline uint32_t f32x2_to_bf16x2(float lo, float hi) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  uint32_t u;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(u) : "f"(hi), "f"(lo));
+  return u;
+#else
+  return (uint32_t)f32_to_bf16(lo) | ((uint32_t)f32_to_bf16(hi) << 16);
+#endif
+}
+
+// ----------------------------------------------------------------- f16
+GDN_HD inline float f16_to_f32(uint16_t h) {
+  const uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu;
+  const uint32_t man = h & 0x3ffu;
+  if (exp == 0x1fu) return f32_from_bits(sign | 0x7f800000u | (man << 13));  // Inf / NaN
+  if (exp != 0) return f32_from_bits(sign | ((exp + 112u) << 23) | (man << 13));
+  // zero or subnormal: man · 2^-24, exact in f32
+  const float mag = (float)man * 5.9604644775390625e-08f;
+  return f32_from_bits(sign | f32_bits(mag));
+}
+
+GDN_HD inline uint16_t f32_to_f16(float f) {
+  const uint32_t u = f32_bits(f);
+  const uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+  const uint32_t a = u & 0x7fffffffu;
+  if (a > 0x7f800000u) return 0x7fffu;  // canonical quiet NaN, like bf16
+  if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);  // ≥ 65520 rounds to Inf (and Inf)
+  if (a < 0x38800000u) {
+    // result is f16-subnormal (or zero): round |f| / 2^-24 to an integer, ties to even.
+    // |f| < 2^-14 so |f| · 2^24 < 1024 is exact, and rint rounds it once.
+    const float scaled = f32_from_bits(a) * 16777216.0f;
+    return (uint16_t)(sign | (uint16_t)det_rint(scaled));
+  }
+  // normal: rebias the exponent, round the 13 dropped mantissa bits to nearest even
+  const uint32_t rebased = a - 0x38000000u;  // exponent − 112
+  const uint32_t rounded = rebased + 0x0fffu + ((rebased >> 13) & 1u);
+  return (uint16_t)(sign | (rounded >> 13));
+}
+
+}  // namespace gdn

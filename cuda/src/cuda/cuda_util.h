@@ -1,0 +1,35 @@
+// cuda_util.h — the CUDA backend's state and its error checks (CUDA files only).
+#pragma once
+
+#include "common/backend.h"
+#include "common/internal.h"
+
+#include <cuda_runtime.h>
+
+namespace gdn {
+
+struct CudaState {
+  cudaStream_t stream = nullptr;  // every op of the backend runs on this one stream
+  cudaEvent_t ev_start = nullptr, ev_stop = nullptr;
+  void* flush = nullptr;          // 2 x L2 bytes, allocated at the first timed run with flush_l2
+  size_t flush_bytes = 0;
+  int l2_bytes = 0;
+};
+
+inline CudaState* cuda_state(gdn_backend* b) { return static_cast<CudaState*>(b->cuda); }
+
+// GDN_ERR_DEVICE naming what failed and the runtime's text, or GDN_OK.
+inline gdn_status cuda_check(gdn_backend* b, cudaError_t err, const char* what) {
+  if (err == cudaSuccess) return GDN_OK;
+  return fail(b, GDN_ERR_DEVICE, "%s: CUDA error %s: %s", what, cudaGetErrorName(err), cudaGetErrorString(err));
+}
+
+// The launch error (bad configuration, missing kernel image, ...) right after a launch.
+inline gdn_status cuda_check_launch(gdn_backend* b, const char* kernel) {
+  return cuda_check(b, cudaGetLastError(), kernel);
+}
+
+// Makes the backend's device current on the calling thread (koffi may call from worker threads).
+inline gdn_status cuda_bind(gdn_backend* b) { return cuda_check(b, cudaSetDevice(b->device_ordinal), "cudaSetDevice"); }
+
+}  // namespace gdn

@@ -1,0 +1,25 @@
+// The native smoke programs (cuda/tests/*_smoke.cpp) test libgdn through its C ABI alone, without
+// koffi: every arm vs scalar under several block orders, mutants, the race, error paths, post-conv
+// arms with guard bytes and poison. Built by CMake next to the host library; run here so CI runs them.
+
+import { strict as assert } from 'assert';
+import { spawnSync } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
+import { projectRoot } from '../../lib/native/gdn';
+
+const buildDir = path.join(projectRoot(), 'build', 'host');
+
+describe('native smoke programs (C ABI, host backend)', function () {
+  this.timeout(120000);
+  for (const [name, args] of [['gdn_native_smoke', ['--no-timing']], ['gdn_postconv_smoke', []]] as const) {
+    it(`${name} passes`, () => {
+      const exe = path.join(buildDir, name);
+      assert.ok(fs.existsSync(exe), `${exe} is missing: build with scripts/build.sh`);
+      const r = spawnSync(exe, [...args], { encoding: 'utf8', timeout: 110000 });
+      const tail = `${r.stdout}\n${r.stderr}`.trim().split('\n').slice(-15).join('\n');
+      assert.equal(r.status, 0, `${name} exited ${r.status}:\n${tail}`);
+      assert.match(r.stdout, name === 'gdn_native_smoke' ? /\b\d+ checks, 0 failures/ : /all checks passed/);
+    });
+  }
+});
