@@ -5,11 +5,17 @@
 // compile diagnostics and thrown values via error(). We hand it a collector instead of the real
 // console, so the kernel gets the value itself (for execute_result) and the error itself (for an
 // `error` message) rather than text printed to stdout.
+//
+// Before execution a cell goes through rewriteCell (cell-rewrite.ts): shorthand properties and
+// exports that tslab's converter gets wrong are rewritten, and diagnostics are mapped back to the
+// cell as typed. Completion and inspection get the cell as typed.
 
 import util from 'util';
 import { CompletionInfo, Converter, createConverter } from 'tslab/dist/converter';
 import { ConverterSet, createExecutor, Executor } from 'tslab/dist/executor';
 import { printQuickInfo } from 'tslab/dist/inspect';
+import { getCodeMetadata } from 'tslab/dist/metadata';
+import { asTyped, rewriteCell, RewrittenCell } from './cell-rewrite';
 
 export type RunOutcome =
   | { status: 'ok'; hasValue: boolean; value: unknown; warnings: string[] }
@@ -27,6 +33,8 @@ interface Collector {
   values: unknown[];
   diagnostics: string[];
   thrown: unknown[];
+  /** The rewrite of the running cell, to map diagnostics back to the text as typed. */
+  rewrite: RewrittenCell;
 }
 
 class LazyConverters implements ConverterSet {
@@ -67,12 +75,18 @@ export class Engine {
 
   /** Compiles and runs one cell. Never throws: every failure is an outcome. */
   async run(code: string): Promise<RunOutcome> {
-    const collector: Collector = { values: [], diagnostics: [], thrown: [] };
+    let rewrite: RewrittenCell;
+    try {
+      rewrite = forExecution(code);
+    } catch (e) {
+      return { status: 'runtime-error', thrown: e }; // a failure of the rewrite itself, not of the cell
+    }
+    const collector: Collector = { values: [], diagnostics: [], thrown: [], rewrite };
     this.collector = collector;
     this.interruptRequested = false;
     let ok: boolean;
     try {
-      ok = await this.executor.execute(code);
+      ok = await this.executor.execute(rewrite.code);
     } catch (e) {
       // tslab's executor catches user errors itself; this is a failure of the converter.
       ok = false;
@@ -131,11 +145,24 @@ export class Engine {
       return;
     }
     if (args.length === 5 && args[0] === DIAGNOSTIC_FORMAT) {
-      this.collector.diagnostics.push(util.format(...args));
+      const [format, file, line, column, message] = args;
+      if (file === '' && typeof line === 'number' && typeof column === 'number') {
+        // A diagnostic of the cell itself (others name their file): back to the text as typed.
+        const original = this.collector.rewrite.originalLineColumn(line, column);
+        this.collector.diagnostics.push(util.format(format, file, original.line, original.column, message));
+      } else {
+        this.collector.diagnostics.push(util.format(...args));
+      }
     } else {
       this.collector.thrown.push(args[0]);
     }
   }
+}
+
+/** The cell as tslab's executor should run it. `@module` cells are files of their own: left as typed. */
+function forExecution(code: string): RewrittenCell {
+  if (getCodeMetadata(code).module) return asTyped(code);
+  return rewriteCell(code);
 }
 
 function isSigintInterrupt(e: unknown): boolean {
