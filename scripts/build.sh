@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Builds what gdnlab runs: libgdn's host backend (always), its CUDA backend (when nvcc is found;
+# compile-only on a machine without a GPU), and the TypeScript in lib/, kernel/, test/, bench/ to dist/.
+# Incremental: CMake is configured once per build folder, then only rebuilt; tsc keeps a build-info file.
+#
+#   GDNLAB_CUDA=auto (default) | on (fail without nvcc) | off (skip the CUDA build)
+#   GDNLAB_JOBS=N    parallel compile jobs (default: the core count)
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+
+require_tools() {
+  command -v cmake >/dev/null 2>&1 || die "cmake not found. Install CMake >= 3.24 and a C++17 compiler (Debian: apt-get install cmake g++ make)."
+  command -v c++ >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 \
+    || die "no C++ compiler found. Install one (Debian: apt-get install g++ make)."
+  [ -x node_modules/.bin/tsc ] || die "node_modules/.bin/tsc missing: run 'bash scripts/setup.sh' (or 'npm ci') first."
+}
+
+# build_native DIR CMAKE_ARGS... : configure DIR once, then build it.
+build_native() {
+  local dir=$1; shift
+  if [ ! -f "$dir/CMakeCache.txt" ]; then
+    say "configuring $dir"
+    cmake -S cuda -B "$dir" "$@"
+  fi
+  say "building $dir"
+  cmake --build "$dir" --parallel "$(build_jobs)"
+}
+
+build_cuda() {
+  local mode="${GDNLAB_CUDA:-auto}" nvcc
+  nvcc="$(find_nvcc)"
+  case "$mode" in
+    off) say "GDNLAB_CUDA=off: skipping the CUDA build"; return 0 ;;
+    on|auto) ;;
+    *) die "GDNLAB_CUDA must be auto, on or off (got '$mode')" ;;
+  esac
+  if [ -z "$nvcc" ]; then
+    [ "$mode" = on ] && die "GDNLAB_CUDA=on but nvcc was not found (PATH or /usr/local/cuda/bin)."
+    say "nvcc not found: skipping the CUDA build (the host backend gives the same bits; set GDNLAB_CUDA=on to require it)"
+    return 0
+  fi
+  build_native build/cuda -DGDN_CUDA=ON -DCMAKE_CUDA_COMPILER="$nvcc"
+}
+
+# Removes compiled files whose TypeScript source is gone, so mocha never runs a deleted test.
+remove_orphaned_outputs() {
+  local out src
+  [ -d dist ] || return 0
+  while IFS= read -r -d '' out; do
+    src="${out#dist/}"
+    src="${src%.js}.ts"
+    if [ ! -f "$src" ]; then
+      rm -f "$out" "$out.map" "${out%.js}.d.ts" "${out%.js}.d.ts.map"
+    fi
+  done < <(find dist/lib dist/kernel dist/test dist/bench -name '*.js' -print0 2>/dev/null)
+}
+
+# True when no TypeScript source or compiler setting changed since the last successful compile.
+typescript_up_to_date() {
+  local stamp=dist/.tsbuildinfo
+  [ -f "$stamp" ] || return 1
+  [ -z "$(find lib kernel test bench tsconfig.json package-lock.json -newer "$stamp" \( -name '*.ts' -o -name '*.json' \) -print -quit 2>/dev/null)" ]
+}
+
+build_typescript() {
+  remove_orphaned_outputs
+  if typescript_up_to_date; then
+    say "TypeScript is up to date (dist/)"
+    return 0
+  fi
+  say "compiling TypeScript (tsc -p tsconfig.json)"
+  # The build-info file lives inside dist/ so that deleting dist/ forces a full rebuild; it is
+  # removed when tsc fails, so that the next build compiles (and reports the errors) again.
+  if ! node_modules/.bin/tsc -p tsconfig.json --incremental --tsBuildInfoFile dist/.tsbuildinfo; then
+    rm -f dist/.tsbuildinfo
+    die "TypeScript compile failed (see the errors above)"
+  fi
+  touch dist/.tsbuildinfo
+}
+
+require_tools
+build_native build/host -DGDN_CUDA=OFF
+build_cuda
+build_typescript
+say "build done"

@@ -1,0 +1,34 @@
+# Shared helpers for the gdnlab set-up scripts. Sourced, never run on its own.
+# Every script works from the repository root, whatever directory it was called from.
+
+GDNLAB_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$GDNLAB_ROOT"
+
+VENV_DIR="$GDNLAB_ROOT/.venv"
+VENV_PYTHON="$VENV_DIR/bin/python"
+
+# Progress goes to stderr so that a script's stdout carries only what it is asked for.
+say() { printf '[gdnlab] %s\n' "$*" >&2; }
+die() { printf '[gdnlab] error: %s\n' "$*" >&2; exit 1; }
+
+is_root() { [ "$(id -u)" = 0 ]; }
+
+# sha256 of a file, used as the stamp that says "this requirements file is installed".
+file_hash() { sha256sum "$1" | cut -d' ' -f1; }
+
+# The python that creates the venv: $GDNLAB_PYTHON, else python3.
+base_python() {
+  local py="${GDNLAB_PYTHON:-python3}"
+  command -v "$py" >/dev/null 2>&1 || die "python3 not found. Install Python >= 3.9 (Debian: apt-get install python3 python3-venv) or point GDNLAB_PYTHON at one."
+  printf '%s\n' "$py"
+}
+
+# nvcc on PATH or in the usual CUDA location; empty when there is none.
+find_nvcc() {
+  if command -v nvcc >/dev/null 2>&1; then command -v nvcc
+  elif [ -x /usr/local/cuda/bin/nvcc ]; then printf '%s\n' /usr/local/cuda/bin/nvcc
+  fi
+}
+
+# Number of parallel build jobs: $GDNLAB_JOBS, else the core count.
+build_jobs() { printf '%s\n' "${GDNLAB_JOBS:-$(nproc 2>/dev/null || echo 2)}"; }

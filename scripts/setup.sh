@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Installs whatever gdnlab is missing, and nothing that is already there:
+#   npm packages (npm ci), the project venv .venv with Jupyter (requirements.txt), libgdn and the
+#   TypeScript build (scripts/build.sh), and the gdnlab kernelspec inside .venv.
+# With --tests also: test/fixtures/requirements.txt into .venv, and Debian's chromium for the browser test.
+# With --no-venv: leaves Python alone (GDNLAB_JUPYTER=system, where the user's own Jupyter is used).
+# Downloads come only from npm, PyPI and Debian.
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+
+WITH_TESTS=0
+WITH_VENV=1
+for arg in "$@"; do
+  case "$arg" in
+    --tests) WITH_TESTS=1 ;;
+    --no-venv) WITH_VENV=0 ;;
+    -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
+    *) die "unknown option '$arg' (expected --tests or --no-venv)" ;;
+  esac
+done
+
+check_node() {
+  command -v node >/dev/null 2>&1 \
+    || die "Node.js not found. gdnlab needs Node.js >= 18 with npm (Debian: apt-get install nodejs npm; or https://nodejs.org)."
+  command -v npm >/dev/null 2>&1 || die "npm not found. Install npm alongside Node.js (Debian: apt-get install npm)."
+  local major
+  major="$(node -p 'process.versions.node.split(".")[0]')"
+  [ "$major" -ge 18 ] || die "Node.js $(node --version) is too old: gdnlab needs Node.js >= 18."
+}
+
+# npm ci when node_modules is missing or older than package-lock.json. Optional dependencies stay
+# in: koffi's native code is the optional package @koromix/koffi-linux-x64.
+install_npm_packages() {
+  if [ -f node_modules/.package-lock.json ] && ! [ package-lock.json -nt node_modules/.package-lock.json ]; then
+    return 0
+  fi
+  say "installing npm packages (npm ci)"
+  # --loglevel: `npm --silent test` exports a silent log level to scripts; npm ci errors must still show.
+  npm ci --no-audit --no-fund --loglevel=notice
+}
+
+# pip_install_file FILE : installs a requirements file into .venv unless its stamp says it already is.
+pip_install_file() {
+  local file=$1 stamp
+  stamp="$VENV_DIR/.gdnlab-$(printf '%s' "$file" | tr '/' '_').sha256"
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$(file_hash "$file")" ]; then
+    return 0
+  fi
+  say "installing Python packages from $file into .venv"
+  "$VENV_PYTHON" -m pip install --disable-pip-version-check --no-input -r "$file"
+  file_hash "$file" >"$stamp"
+}
+
+setup_venv() {
+  if [ ! -x "$VENV_PYTHON" ]; then
+    local py
+    py="$(base_python)"
+    "$py" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 9) else 1)' \
+      || die "$("$py" --version 2>&1) is too old: gdnlab's Jupyter needs Python >= 3.9 (set GDNLAB_PYTHON)."
+    say "creating the project venv .venv with $("$py" --version 2>&1)"
+    "$py" -m venv "$VENV_DIR" \
+      || die "'$py -m venv' failed. On Debian install the venv module: apt-get install python3-venv"
+  fi
+  pip_install_file requirements.txt
+  if [ "$WITH_TESTS" = 1 ] && [ -f test/fixtures/requirements.txt ]; then
+    pip_install_file test/fixtures/requirements.txt
+  fi
+}
+
+# Debian's chromium for test/browser; installed only when missing, and only where we may (root).
+setup_chromium() {
+  local chromium="${GDNLAB_CHROMIUM:-/usr/bin/chromium}"
+  [ -x "$chromium" ] && return 0
+  if is_root && command -v apt-get >/dev/null 2>&1; then
+    say "installing Debian's chromium for the browser test (apt-get install chromium)"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+  else
+    say "chromium is missing, so the browser test will fail. Install it with:"
+    say "    sudo apt-get update && sudo apt-get install -y chromium"
+    say "or point GDNLAB_CHROMIUM at a Chromium binary."
+  fi
+}
+
+# The gdnlab kernelspec, written into .venv so that `.venv/bin/jupyter kernelspec list` shows it.
+install_kernelspec() {
+  [ -f dist/kernel/install.js ] || die "dist/kernel/install.js is missing after the build: the kernel installer was not compiled."
+  node dist/kernel/install.js --python "$VENV_PYTHON" --sys-prefix >/dev/null
+}
+
+check_node
+install_npm_packages
+if [ "$WITH_VENV" = 1 ]; then setup_venv; fi
+if [ "$WITH_TESTS" = 1 ]; then setup_chromium; fi
+bash scripts/build.sh
+if [ "$WITH_VENV" = 1 ]; then install_kernelspec; fi
+say "setup done"

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# `npm test`: installs whatever is missing (scripts/setup.sh --tests, which also builds), then runs
+# every mocha suite compiled to dist/test/**/*.test.js, inside the project venv. GDN_BACKEND is passed
+# through (auto|cuda|host). Extra arguments go to mocha (e.g. `npm test -- --grep conv`).
+# The last line printed is "N passed, N failed" (", N skipped" when tests were skipped); the exit
+# status is non-zero when anything failed.
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+
+bash scripts/setup.sh --tests
+
+# Tests run inside the venv: its jupyter and python come first on PATH.
+export VIRTUAL_ENV="$VENV_DIR"
+export PATH="$VENV_DIR/bin:$PATH"
+
+mapfile -t test_files < <(find dist/test -name '*.test.js' 2>/dev/null | LC_ALL=C sort)
+[ "${#test_files[@]}" -gt 0 ] || die "no compiled tests found under dist/test"
+
+mocha_args=(--reporter "$GDNLAB_ROOT/scripts/mocha-reporter.js" --exit)
+# A project .mocharc sets its own defaults; without one, give slow suites room.
+if ! ls .mocharc.* >/dev/null 2>&1; then mocha_args+=(--timeout 60000); fi
+
+summary_file="$(mktemp)"
+trap 'rm -f "$summary_file"' EXIT
+say "running ${#test_files[@]} test files with GDN_BACKEND=${GDN_BACKEND:-auto}"
+
+set +e
+GDNLAB_MOCHA_SUMMARY="$summary_file" node_modules/.bin/mocha "${mocha_args[@]}" "$@" "${test_files[@]}"
+mocha_status=$?
+set -e
+
+if [ -s "$summary_file" ]; then
+  read -r passed failed skipped < <(node -e '
+    const s = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+    console.log(s.passed, s.failed, s.skipped);' "$summary_file")
+else
+  say "mocha exited with status $mocha_status before it reported any result"
+  passed=0 failed=0 skipped=0
+fi
+if [ "$mocha_status" -ne 0 ] && [ "$failed" -eq 0 ]; then
+  # mocha failed outside any test (a crash, a load error, an unhandled rejection): count it.
+  say "mocha exited with status $mocha_status: counted as one failure"
+  failed=1
+fi
+
+summary_line="$passed passed, $failed failed"
+if [ "$skipped" -gt 0 ]; then summary_line="$summary_line, $skipped skipped"; fi
+echo "$summary_line"
+[ "$failed" -eq 0 ]
