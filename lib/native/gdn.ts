@@ -14,15 +14,8 @@ export type Fn = ((...args: unknown[]) => unknown) & { async: (...args: unknown[
 
 export const ABI_VERSION = 1;
 
-/** Project root (two levels above dist/lib/native or lib/native). */
-export function projectRoot(): string {
-  let dir = __dirname;
-  for (let i = 0; i < 5; i++) {
-    if (fs.existsSync(path.join(dir, 'package.json')) && fs.existsSync(path.join(dir, 'cuda', 'include', 'gdn.h'))) return dir;
-    dir = path.dirname(dir);
-  }
-  return path.resolve(__dirname, '..', '..', '..');
-}
+export { projectRoot } from '../paths';
+import { projectRoot } from '../paths';
 
 /** Where libgdn is looked for, in order: $GDN_LIBRARY, build/cuda, build/host. */
 export function libraryCandidates(): string[] {

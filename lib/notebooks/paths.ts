@@ -3,16 +3,8 @@
 import * as fs from 'fs';
 import * as path from 'path';
 
-/** The gdnlab checkout: the nearest folder above this file with package.json and lib/notebooks/nbtool.py. */
-export function projectRoot(): string {
-  let dir = __dirname;
-  for (;;) {
-    if (fs.existsSync(path.join(dir, 'package.json')) && fs.existsSync(path.join(dir, 'lib', 'notebooks', 'nbtool.py'))) return dir;
-    const up = path.dirname(dir);
-    if (up === dir) throw new Error(`gdnlab: cannot find the project root above ${__dirname}`);
-    dir = up;
-  }
-}
+import { projectRoot } from '../paths';
+export { projectRoot };
 
 /** The Python driver that runs nbclient and nbconvert. */
 export function nbtoolPath(): string {
