@@ -4,9 +4,9 @@
 // 200 ms of an error).
 
 import assert from 'assert';
-import { KernelClient, ofType, streamText } from './kernel-client';
+import { KernelClient, executeRequest, ofType, streamText } from './kernel-client';
 
-const request = (code: string, stopOnError = true) => ({ code, silent: false, store_history: true, user_expressions: {}, allow_stdin: false, stop_on_error: stopOnError });
+const request = executeRequest;
 
 describe('kernel stop_on_error', function () {
   this.timeout(30000);

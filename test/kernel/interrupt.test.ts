@@ -4,10 +4,10 @@
 
 import assert from 'assert';
 import { Header, Message } from '../../kernel/wire';
-import { KernelClient, ofType, streamText } from './kernel-client';
+import { KernelClient, executeRequest, ofType, streamText } from './kernel-client';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const request = (code: string) => ({ code, silent: false, store_history: true, user_expressions: {}, allow_stdin: false, stop_on_error: true });
+const request = executeRequest;
 
 function errorOf(outputs: Message[]): Record<string, any> {
   const e = ofType(outputs, 'error');

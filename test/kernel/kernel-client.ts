@@ -2,6 +2,7 @@
 // talks to it over ZMQ (DEALER for shell/control, SUB for iopub, REQ for heartbeat), recording
 // every IOPub message it sees.
 
+import type { ConnectionInfo } from '../../kernel/connection';
 import { ChildProcess, spawn } from 'child_process';
 import { randomBytes, randomUUID } from 'crypto';
 import fs from 'fs';
@@ -29,17 +30,8 @@ export async function freePorts(n: number): Promise<number[]> {
   return ports;
 }
 
-export interface Connection {
-  transport: 'tcp';
-  ip: string;
-  key: string;
-  signature_scheme: string;
-  shell_port: number;
-  iopub_port: number;
-  stdin_port: number;
-  control_port: number;
-  hb_port: number;
-}
+/** A connection file's contents (the kernel's own type), on TCP. */
+export type Connection = ConnectionInfo & { transport: 'tcp' };
 
 export async function newConnection(): Promise<Connection> {
   const [shell_port, iopub_port, stdin_port, control_port, hb_port] = await freePorts(5);
@@ -275,3 +267,9 @@ export function streamText(messages: Message[], name: 'stdout' | 'stderr' = 'std
 export function ofType(messages: Message[], type: string): Message[] {
   return messages.filter((m) => m.header.msg_type === type);
 }
+
+/** The content of an execute_request. */
+export function executeRequest(code: string, stopOnError = true) {
+  return { code, silent: false, store_history: true, user_expressions: {}, allow_stdin: false, stop_on_error: stopOnError };
+}
+
