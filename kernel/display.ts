@@ -10,20 +10,9 @@ import { JsonObject } from './wire';
 
 export const KERNEL_CHANNEL = Symbol.for('gdnlab.kernel');
 
-export interface DisplayOptions {
-  /** Identifies the output so that a later display with update: true replaces it. */
-  displayId?: string;
-  /** Replace the output with this displayId (update_display_data) instead of adding one. */
-  update?: boolean;
-}
-
-export interface KernelChannel {
-  display(data: Record<string, unknown>, metadata?: Record<string, unknown>, options?: DisplayOptions): void;
-  clearOutput(wait?: boolean): void;
-  /** Aborted when the cell that calls it (or that started the calling work) is interrupted. */
-  signal(): AbortSignal;
-  executionCount(): number;
-}
+// The channel's shape is the library's (lib/view/display.ts is its consumer): one definition of the contract.
+export type { DisplayOptions, KernelChannel } from '../lib/view/display';
+import type { DisplayOptions, KernelChannel } from '../lib/view/display';
 
 const MIME_TYPE = /^[\w.+-]+\/[\w.+-]+$/;
 

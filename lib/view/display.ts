@@ -22,6 +22,7 @@ export interface DisplayOptions {
 export interface KernelChannel {
   display(data: Record<string, unknown>, metadata?: Record<string, unknown>, options?: DisplayOptions): void;
   clearOutput(wait?: boolean): void;
+  /** Aborted when the cell that calls it (or that started the calling work) is interrupted. */
   signal(): AbortSignal;
   executionCount(): number;
 }
