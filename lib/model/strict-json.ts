@@ -156,19 +156,24 @@ class Parser {
       this.pos++;
       this.skipWhitespace();
       obj.members.set(key, this.value(depth));
-      this.skipWhitespace();
-      const c = this.text.charCodeAt(this.pos);
-      if (c === 0x2c) {
-        this.pos++;
-        this.skipWhitespace();
-        continue;
-      }
-      if (c === 0x7d) {
-        this.pos++;
-        return obj;
-      }
-      this.fail(Number.isNaN(c) ? 'unexpected end of JSON inside an object' : "expected ',' or '}' in an object");
+      if (!this.more(0x7d, '}', 'object')) return obj;
     }
+  }
+
+  /** After a member or element: true at ',' (another follows), false past the closing bracket. */
+  private more(close: number, closeChar: string, where: 'object' | 'array'): boolean {
+    this.skipWhitespace();
+    const c = this.text.charCodeAt(this.pos);
+    if (c === 0x2c) {
+      this.pos++;
+      this.skipWhitespace();
+      return true;
+    }
+    if (c === close) {
+      this.pos++;
+      return false;
+    }
+    return this.fail(Number.isNaN(c) ? `unexpected end of JSON inside an ${where}` : `expected ',' or '${closeChar}' in an ${where}`);
   }
 
   array(depth: number): JsonValue[] {
@@ -182,18 +187,7 @@ class Parser {
     }
     for (;;) {
       out.push(this.value(depth));
-      this.skipWhitespace();
-      const c = this.text.charCodeAt(this.pos);
-      if (c === 0x2c) {
-        this.pos++;
-        this.skipWhitespace();
-        continue;
-      }
-      if (c === 0x5d) {
-        this.pos++;
-        return out;
-      }
-      this.fail(Number.isNaN(c) ? 'unexpected end of JSON inside an array' : "expected ',' or ']' in an array");
+      if (!this.more(0x5d, ']', 'array')) return out;
     }
   }
 
