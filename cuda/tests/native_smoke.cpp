@@ -25,6 +25,7 @@
 #include <cstring>
 #include <string>
 #include <vector>
+#include "splitmix.h"
 
 namespace {
 
@@ -53,17 +54,6 @@ void check(bool ok, const char* fmt, ...) {
     }                                                                                               \
   } while (0)
 
-struct Rng {
-  uint64_t s;
-  explicit Rng(uint64_t seed) : s(seed) {}
-  uint64_t next() {
-    uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  float uniform(float lo, float hi) { return lo + (hi - lo) * (float)((next() >> 40) * (1.0 / 16777216.0)); }
-};
 
 gdn_backend* g_b = nullptr;
 bool g_cuda = false;
