@@ -12,7 +12,7 @@ import { Rng } from '../random';
 import * as conv from '../ops/conv';
 import * as postconv from '../ops/postconv';
 import { copyOp } from '../ops/copy';
-import { timeArms, TimingResult, TimingOptions } from '../analysis/timing';
+import { timeArms, TimingCase, TimingResult, TimingOptions } from '../analysis/timing';
 import { projectRoot } from '../native/gdn';
 import { revision } from '../provenance';
 
@@ -110,26 +110,38 @@ function defaultTiming(opts: BenchOptions): TimingOptions {
   return { backend: opts.backend, mode: 'cold', warmupMs: 150, minSamples: 30, minTimeMs: 20, noiseTarget: 0.01, maxTimeMs: opts.quick ? 1500 : 2500, progress: false, ...opts.timing };
 }
 
-function rowsFrom(result: TimingResult, shape: string, bytes: (label: string) => number, correct: (label: string) => boolean): { rows: BenchRow[]; copyUs: number } {
-  const copy = result.cases.find((c) => c.opKind === 'copy')!;
-  const copyUs = copy.stats.median;
-  const rows = result.cases
-    .filter((c) => c.opKind !== 'copy')
-    .map((c) => ({
-      shape,
-      arm: String(c.meta.arm ?? c.label),
-      mapping: c.meta.mapping as string | undefined,
-      correct: correct(c.label),
-      medianUs: c.stats.median,
-      p10Us: c.stats.p10,
-      p90Us: c.stats.p90,
-      n: c.stats.n,
-      bytes: bytes(c.label),
-      gbps: bytes(c.label) / (c.stats.median * 1e3),
-      xCopy: c.stats.median / copyUs,
-      note: c.meta.note as string | undefined,
-    }));
-  return { rows, copyUs };
+/**
+ * Times one shape: the arms and a device copy of the same bytes, interleaved in one timeArms run;
+ * appends the rows (ratios to that copy), the copy and why the run stopped to the report.
+ */
+async function timeShape(report: BenchReport, shape: string, bytes: number, opts: BenchOptions, arms: TimingCase[], correct: (label: string) => boolean): Promise<void> {
+  const copy = copyOp(bytes, { backend: opts.backend, label: 'copy' });
+  try {
+    opts.log?.(`${report.op} ${shape}: timing ${arms.length} arms + copy (${(bytes / 1e6).toFixed(1)} MB)`);
+    const result = await timeArms([...arms, { label: 'copy', op: copy, meta: { bytes } }], defaultTiming(opts));
+    report.provenance ??= result.provenance;
+    const copyUs = result.cases.find((c) => c.opKind === 'copy')!.stats.median;
+    for (const c of result.cases.filter((x) => x.opKind !== 'copy')) {
+      report.rows.push({
+        shape,
+        arm: String(c.meta.arm ?? c.label),
+        mapping: c.meta.mapping as string | undefined,
+        correct: correct(c.label),
+        medianUs: c.stats.median,
+        p10Us: c.stats.p10,
+        p90Us: c.stats.p90,
+        n: c.stats.n,
+        bytes,
+        gbps: bytes / (c.stats.median * 1e3),
+        xCopy: c.stats.median / copyUs,
+        note: c.meta.note as string | undefined,
+      });
+    }
+    report.copies.push({ shape, medianUs: copyUs, gbps: bytes / (copyUs * 1e3) });
+    report.stops.push({ shape, reason: result.stop.reason, detail: result.stop.detail });
+  } finally {
+    copy.release();
+  }
 }
 
 export async function benchConv(opts: BenchOptions): Promise<BenchReport> {
@@ -149,21 +161,12 @@ export async function benchConv(opts: BenchOptions): Promise<BenchReport> {
     };
     const bytes = 4 * T * shape.C; // bf16 x read once, bf16 out written once
     const ops = CONV_TIMED.map((a) => ({ ...a, op: conv.prepareTimed(inputs, { arm: a.arm, mapping: a.mapping, outDtype: 'bf16', backend }, `${a.arm}/${a.mapping}`) }));
-    const copy = copyOp(bytes, { backend, label: 'copy' });
     try {
-      opts.log?.(`conv ${shape.id}: timing ${ops.length} arms + copy (${(bytes / 1e6).toFixed(1)} MB)`);
-      const result = await timeArms(
-        [...ops.map((o) => ({ label: `${o.arm}/${o.mapping}`, op: o.op, meta: { arm: o.arm, mapping: o.mapping, shape: shape.id, C: shape.C, K, T, dtype: 'bf16' } })), { label: 'copy', op: copy, meta: { bytes } }],
-        defaultTiming(opts),
-      );
-      report.provenance ??= result.provenance;
-      const { rows, copyUs } = rowsFrom(result, shape.id, () => bytes, (label) => CONV_TIMED.find((a) => `${a.arm}/${a.mapping}` === label)?.correct ?? true);
-      report.rows.push(...rows);
-      report.copies.push({ shape: shape.id, medianUs: copyUs, gbps: bytes / (copyUs * 1e3) });
-      report.stops.push({ shape: shape.id, reason: result.stop.reason, detail: result.stop.detail });
+      await timeShape(report, shape.id, bytes, opts,
+        ops.map((o) => ({ label: `${o.arm}/${o.mapping}`, op: o.op, meta: { arm: o.arm, mapping: o.mapping, shape: shape.id, C: shape.C, K, T, dtype: 'bf16' } })),
+        (label) => CONV_TIMED.find((a) => `${a.arm}/${a.mapping}` === label)?.correct ?? true);
     } finally {
       for (const o of ops) o.op.release();
-      copy.release();
       inputs.x.release();
       inputs.weight.release();
       inputs.convState.release();
@@ -212,21 +215,12 @@ export async function benchPostconv(opts: BenchOptions): Promise<BenchReport> {
     };
     const bytes = postconv.postconvBytes(shape.T, dims, 2, 2, 2);
     const ops = arms.map((arm) => ({ arm, op: postconv.prepareTimed(inputs, { ...dims, arm, qkvDtype: 'bf16', backend }, arm) }));
-    const copy = copyOp(bytes, { backend, label: 'copy' });
     try {
-      opts.log?.(`postconv ${shape.id}: timing ${ops.length} arms + copy (${(bytes / 1e6).toFixed(1)} MB)`);
-      const result = await timeArms(
-        [...ops.map((o) => ({ label: o.arm, op: o.op, meta: { arm: o.arm, shape: shape.id, T: shape.T, ...dims, dtype: 'bf16', note: o.arm === 'seq4' ? 'PLANTED MUTANT (wrong f32 bits)' : undefined } })), { label: 'copy', op: copy, meta: { bytes } }],
-        defaultTiming(opts),
-      );
-      report.provenance ??= result.provenance;
-      const { rows, copyUs } = rowsFrom(result, shape.id, () => bytes, (label) => label !== 'seq4');
-      report.rows.push(...rows);
-      report.copies.push({ shape: shape.id, medianUs: copyUs, gbps: bytes / (copyUs * 1e3) });
-      report.stops.push({ shape: shape.id, reason: result.stop.reason, detail: result.stop.detail });
+      await timeShape(report, shape.id, bytes, opts,
+        ops.map((o) => ({ label: o.arm, op: o.op, meta: { arm: o.arm, shape: shape.id, T: shape.T, ...dims, dtype: 'bf16', note: o.arm === 'seq4' ? 'PLANTED MUTANT (wrong f32 bits)' : undefined } })),
+        (label) => label !== 'seq4');
     } finally {
       for (const o of ops) o.op.release();
-      copy.release();
       packed.release();
       inputs.convOut.release();
       inputs.ALog.release();
