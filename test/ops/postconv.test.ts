@@ -4,7 +4,7 @@ import * as postconv from '../../lib/ops/postconv';
 import { checkPostconv, postconvErrorBound, postconvMatrix, makePostconvInputs, runSeq4Mutant, OUTPUTS, PostconvCase } from '../../lib/check/postconv';
 import { auditExactness } from '../../lib/analysis/audit';
 import { countBitMismatches } from '../../lib/check/bits';
-import { forEachBackend, openBackend } from '../backends';
+import { forEachBackend, noteCrossBackend, openBackend } from '../backends';
 
 forEachBackend((backend, kind) => {
   describe('post-conv: token-tile == tree on q, k, v, g and beta, bit for bit', function () {
@@ -28,10 +28,13 @@ forEachBackend((backend, kind) => {
           assert.ok(e <= postconvErrorBound(o, c), `${o}: max |error| vs float64 ${e} above ${postconvErrorBound(o, c)}`);
           assert.equal(tree.referenceViolations![o], 0);
         }
+        assert.equal(report.crossBackend.length, kind === 'cuda' ? 1 : 0, 'one cuda-vs-host comparison per case on CUDA, none on the host');
         for (const x of report.crossBackend) assert.ok(x.ok, `cuda != host: ${JSON.stringify(x.mismatches)}`);
       });
     }
   });
+
+  noteCrossBackend('post-conv equivalence');
 
   describe('post-conv: the seq4 mutant and the bf16 trap', function () {
     this.timeout(300000);
