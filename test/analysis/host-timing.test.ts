@@ -7,6 +7,7 @@ import { Tensor } from '../../lib/tensor';
 import * as conv from '../../lib/ops/conv';
 import { timeArms } from '../../lib/analysis/timing';
 import { ARITHMETIC_VERSION } from '../../lib/provenance';
+import { verdictSelfCheck } from '../../lib/bench/verdict';
 import { openBackend } from '../backends';
 
 describe('host timing path (real backend, native timing loop)', function () {
@@ -41,5 +42,18 @@ describe('host timing path (real backend, native timing loop)', function () {
       small.release();
       large.release();
     }
+  });
+
+  it('gdnlab bench verdict on the host: the same arm twice is not called different, scalar is slower than reg-k4', async () => {
+    const r = await verdictSelfCheck(openBackend('host'));
+    assert.equal(r.same.a, 'reg-k4 (1st)');
+    assert.equal(r.same.b, 'reg-k4 (2nd)');
+    // On a shared 2-core host the same arm may not reach 'same', but it is never faster or slower by much.
+    assert.ok(r.same.ratio > 0.8 && r.same.ratio < 1.25, r.same.toString());
+    assert.ok(r.same.verdict === 'same' || r.same.verdict === 'unclear' || Math.abs(Math.log(r.same.ratio)) < 0.1, r.same.toString());
+    assert.equal(r.slower.a, 'scalar');
+    assert.equal(r.slower.verdict, 'slower', r.slower.toString());
+    assert.ok(r.slower.ratio > 1.1);
+    assert.match(r.line, /^host: .*arithmetic v\d+/);
   });
 });
