@@ -154,6 +154,21 @@ async function checkRaceCommand(args: Args): Promise<number> {
   return bad ? 1 : 0;
 }
 
+/**
+ * Exits with `code` once stdout and stderr have flushed everything written so far. On pipes both
+ * streams are asynchronous, so a bare process.exit() after a large write truncates the output.
+ */
+export function exitAfterDrain(code: number, streams: NodeJS.WriteStream[] = [process.stdout, process.stderr]): void {
+  process.exitCode = code;
+  let pending = streams.length;
+  const done = () => {
+    pending -= 1;
+    if (pending === 0) process.exit(code);
+  };
+  // A write's callback runs after every earlier write on that stream has been handed to the OS.
+  for (const s of streams) s.write('', done);
+}
+
 export async function main(argv: string[]): Promise<number> {
   const args = parseArgs(argv);
   const [cmd, sub] = args.positional;
