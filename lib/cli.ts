@@ -35,10 +35,13 @@ const USAGE = `usage: gdnlab <command>
                                               #305 trials: exact and sequence never corrupted
   check postconv [--backend host|cuda] [--quick] [--mutants] [--json]
   check sanitize [--backend B]                one small launch of every arm (run under compute-sanitizer)
-  bench conv|postconv [--backend B] [--quick] [--no-torch] [--json [FILE]] [--markdown FILE]
+  bench conv|postconv [--backend B] [--quick] [--no-torch] [--samples] [--json [FILE]] [--markdown FILE]
                                               every arm vs a device copy of the same bytes and PyTorch eager, one run
+                                              (--samples: every raw timing sample in the JSON)
   bench verdict [--backend B]                 timing self-check: same arm twice = same, scalar = slower
   notebooks run [paths…] | notebooks export <notebook> [--out DIR]
+  notebooks compare A.ipynb B.ipynb [-o out.html]
+                                              two runs' tables and timing figures side by side (cross-run)
   kernel install [--python PY] [--user|--sys-prefix|--prefix DIR]
 Environment: GDN_BACKEND=auto|cuda|host, GDN_LIBRARY=/path/to/libgdn.so`;
 

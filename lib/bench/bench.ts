@@ -43,6 +43,8 @@ export interface BenchReport {
   copies: { shape: string; medianUs: number; gbps: number }[];
   torchRows: { shape: string; medianUs: number; p10Us: number; p90Us: number; n: number }[];
   stops: { shape: string; reason: string; detail: string }[];
+  /** Every timing run with its raw samples (`--samples`), one per shape. */
+  timings?: (ReturnType<TimingResult['toJSON']> & { shape: string })[];
 }
 
 // ------------------------------------------------------------------------------------------ shapes
@@ -103,6 +105,8 @@ export interface BenchOptions {
   torch?: boolean;
   python?: string;
   timing?: TimingOptions;
+  /** Keep every timing run with its raw samples in report.timings. */
+  samples?: boolean;
   log?: (line: string) => void;
 }
 
@@ -139,6 +143,7 @@ async function timeShape(report: BenchReport, shape: string, bytes: number, opts
     }
     report.copies.push({ shape, medianUs: copyUs, gbps: bytes / (copyUs * 1e3) });
     report.stops.push({ shape, reason: result.stop.reason, detail: result.stop.detail });
+    report.timings?.push({ shape, ...result.toJSON() });
   } finally {
     copy.release();
   }
@@ -146,7 +151,7 @@ async function timeShape(report: BenchReport, shape: string, bytes: number, opts
 
 export async function benchConv(opts: BenchOptions): Promise<BenchReport> {
   const backend = opts.backend;
-  const report: BenchReport = { op: 'conv', revision: revision(), provenance: null, torch: null, rows: [], copies: [], torchRows: [], stops: [] };
+  const report: BenchReport = { op: 'conv', revision: revision(), provenance: null, torch: null, rows: [], copies: [], torchRows: [], stops: [], ...(opts.samples ? { timings: [] } : {}) };
   for (const shape of convBenchShapes(opts.quick)) {
     const T = shape.lengths.reduce((a, b) => a + b, 0);
     const K = 4;
@@ -200,7 +205,7 @@ export function postconvBenchShapes(quick = false): PostconvBenchShape[] {
 
 export async function benchPostconv(opts: BenchOptions): Promise<BenchReport> {
   const backend = opts.backend;
-  const report: BenchReport = { op: 'postconv', revision: revision(), provenance: null, torch: null, rows: [], copies: [], torchRows: [], stops: [] };
+  const report: BenchReport = { op: 'postconv', revision: revision(), provenance: null, torch: null, rows: [], copies: [], torchRows: [], stops: [], ...(opts.samples ? { timings: [] } : {}) };
   const arms = postconv.POSTCONV_ARMS;
   for (const shape of postconvBenchShapes(opts.quick)) {
     const dims = { Hk: shape.Hk, Hv: shape.Hv, Dk: 128, Dv: 128 };
