@@ -24,15 +24,27 @@ function assertOutputsEverywhere(nb: Notebook, name: string): void {
   }
 }
 
+/** Every figure is one output (plotly + PNG + SVG), with no second image output and no "shown above" line; returns the figure count. */
 function assertPlotsHaveStaticTwins(nb: Notebook, name: string): number {
   const checks = plotChecks(nb);
   for (const c of checks) {
-    assert.ok(
-      c.staticImageOutputs >= c.plotlyOutputs,
-      `${name}: cell ${c.cell} has ${c.plotlyOutputs} plotly output(s) but only ${c.staticImageOutputs} separate static image output(s)`,
-    );
+    assert.equal(c.withStaticImages, c.plotlyOutputs, `${name}: cell ${c.cell}: ${c.plotlyOutputs} plotly output(s), only ${c.withStaticImages} carry their PNG and SVG`);
+    assert.equal(c.separateImageOutputs, 0, `${name}: cell ${c.cell} shows a figure twice (a separate image output)`);
+  }
+  for (const [i, cell] of nb.cells.entries()) {
+    for (const o of cell.outputs ?? []) {
+      assert.doesNotMatch(textOf(o.data?.['text/plain'] ?? ''), /shown above|in the next output/, `${name}: cell ${i} has a placeholder output`);
+    }
   }
   return checks.reduce((n, c) => n + c.plotlyOutputs, 0);
+}
+
+/** The first output names backend, device and revision, and the metadata carries them (notebooks run). */
+function assertProvenance(nb: Notebook, name: string): void {
+  const first = nb.cells.flatMap((c) => c.outputs ?? [])[0];
+  assert.ok(first?.data?.['application/vnd.gdnlab.run-info+json'], `${name}: the first output is not gdn.showRunInfo()'s`);
+  const p = (nb.metadata.gdnlab as { provenance?: Record<string, unknown> } | undefined)?.provenance;
+  assert.ok(p && p.backend && p.device && p.revision && typeof p.wallS === 'number', `${name}: metadata.gdnlab.provenance is missing or incomplete: ${JSON.stringify(p)}`);
 }
 
 describe('notebooks: headless runner (lib/notebooks/run.ts)', function () {
@@ -136,16 +148,19 @@ describe('notebooks: shipped notebooks execute headless with outputs saved', fun
       const nb = readNotebook(file);
       assertOutputsEverywhere(nb, name);
       assertPlotsHaveStaticTwins(nb, name);
+      assertProvenance(nb, name);
       assert.deepEqual(nb.cells.flatMap((c) => (c.outputs ?? []).filter((o) => o.output_type === 'error')), [], `${name} was committed with error outputs`);
     });
 
     it(`${name}: executes through the gdnlab kernel without errors; the export shows its plots as SVG`, async () => {
-      const [r] = await runNotebooks([file], { outDir: path.join(dir, 'run') });
+      const [r] = await runNotebooks([file], { outDir: path.join(dir, 'run'), backend: 'host' });
       assert.ok(r.ok, explain(r));
       const nb = readNotebook(r.output);
       assertOutputsEverywhere(nb, name);
       assert.ok(r.sizeBytes < MB, `${name} executed is ${r.sizeBytes} bytes`);
       const plots = assertPlotsHaveStaticTwins(nb, name);
+      assertProvenance(nb, name);
+      assert.equal(r.provenance?.backend, 'host', 'CI executes copies of the notebooks on the host backend');
 
       const res = await exportNotebook(r.output, { outDir: path.join(dir, 'export'), execute: false });
       const html = fs.readFileSync(res.html, 'utf8');
