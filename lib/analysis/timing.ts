@@ -242,7 +242,7 @@ export class Comparison {
   }
 
   toString(): string {
-    const lines = [this.sentence(), `  medians ${formatNumber(this.medians[0])} µs vs ${formatNumber(this.medians[1])} µs; 'same' band ${this.band[0].toFixed(4)}–${this.band[1].toFixed(4)}; ${this.resamples} ${this.paired ? 'paired ' : ''}bootstrap resamples, seed ${this.seed}`];
+    const lines = [this.sentence(), `  medians ${formatDuration(this.medians[0])} vs ${formatDuration(this.medians[1])}; 'same' band ${this.band[0].toFixed(4)}–${this.band[1].toFixed(4)}; ${this.resamples} ${this.paired ? 'paired ' : ''}bootstrap resamples, seed ${this.seed}`];
     if (this.note) lines.push(`  ${this.note}`);
     if (this.scope === 'across runs') lines.push(`  across runs: ${this.runIds[0]} vs ${this.runIds[1]} — clocks, temperature and load may differ between them`);
     return lines.join('\n');

@@ -167,6 +167,27 @@ describe('notebooks: shipped notebooks execute headless with outputs saved', fun
       assert.ok(svgImagesInHtml(html).length >= plots, `${name}: ${plots} plots but ${svgImagesInHtml(html).length} SVG images in the HTML export`);
       for (const svg of svgImagesInHtml(html)) assert.match(svg, /^(<\?xml[^>]*>\s*)?<svg/);
       assert.match(html, /class="gdnlab-provenance"/);
+
+      if (name.startsWith('01-')) {
+        // Two runs of notebook 01: the committed one (A) and the copy this test just ran (B).
+        const out = path.join(dir, 'compare-01.html');
+        const { notebooksCommand } = await import('../../lib/notebooks/cli');
+        const lines: string[] = [];
+        const status = await notebooksCommand(['compare', file, res.notebook, '-o', out], { out: (l) => lines.push(l), err: (l) => lines.push(l) });
+        assert.equal(status, 0, lines.join('\n'));
+        const page = fs.readFileSync(out, 'utf8');
+        assert.match(page, /<b>Cross-run comparison<\/b> — the two columns are <b>different runs<\/b>/);
+        const provA = (readNotebook(file).metadata.gdnlab as { provenance: Record<string, string> }).provenance;
+        const provB = (readNotebook(res.notebook).metadata.gdnlab as { provenance: Record<string, string> }).provenance;
+        for (const p of [provA, provB]) {
+          assert.ok(page.includes(`<th>date</th><td>${p.date}</td>`), `provenance ${p.date} missing`);
+          assert.ok(page.includes(`<th>revision</th><td>${p.revision}</td>`), `revision ${p.revision} missing`);
+        }
+        assert.notEqual(provA.date, provB.date, 'two different runs');
+        const figures = (page.match(/<img alt="Figure /g) ?? []).length;
+        assert.ok(figures >= 2 * plots, `${figures} figure images for ${plots} plots per run`);
+        assert.ok((page.match(/<table class="gdnlab-table">/g) ?? []).length >= 4, 'tables of both runs side by side');
+      }
     });
   }
 });
