@@ -66,7 +66,8 @@ for stage in "$@"; do
         step "sanitize-$tool" compute-sanitizer --tool "$tool" --error-exitcode 9 node bin/gdnlab.js check sanitize --backend cuda
       done ;;
     notebooks)
-      step notebooks env GDN_BACKEND=cuda bash bench/notebook-stage.sh "$OUT" ;;
+      # GDN_NOTEBOOK_BACKEND=host runs the same stage on the host backend (the local test of the bundle).
+      step notebooks env GDN_BACKEND="${GDN_NOTEBOOK_BACKEND:-cuda}" bash bench/notebook-stage.sh "$OUT" ;;
     *) echo "unknown stage $stage" >&2; status=2 ;;
   esac
 done
