@@ -36,7 +36,7 @@ import * as path from 'path';
 import * as os from 'os';
 import type { Backend, DeviceInfo, NativeOp } from '../backend';
 import { describe } from '../dtype';
-import { revision } from '../provenance';
+import { ARITHMETIC_VERSION, revision } from '../provenance';
 import { MIME_BUNDLE, MimeBundle, interrupted } from '../view/display';
 import { CellFormat, escapeXml, formatDuration, formatNumber, formatPercent, htmlTable, textTable } from '../view/format';
 import { progress } from '../view/progress';
@@ -118,6 +118,8 @@ export interface RunProvenance {
   driver: string;
   runtime: string;
   revision: string;
+  /** ARITHMETIC_VERSION of lib/provenance.ts: results of different arithmetic are not compared. */
+  arithmetic: number;
   host: string;
   node: string;
   mode: TimingMode;
@@ -132,10 +134,10 @@ export type TimingMode = 'cold' | 'hot' | 'both';
 
 export interface CaseTiming {
   label: string;
-  /** The case's label as given (without the " · cold L2" suffix of mode 'both'). */
-  base: string;
-  /** L2 state of this case's samples: 'cold' (flushed before each launch) or 'warm'. */
-  l2: 'cold' | 'warm';
+  /** The case's label as given (without the " · cold L2" suffix of mode 'both'); timeArms always sets it. */
+  base?: string;
+  /** L2 state of this case's samples: 'cold' (flushed before each launch) or 'warm'; timeArms always sets it. */
+  l2?: 'cold' | 'warm';
   runId: string;
   opKind: string;
   meta: Record<string, unknown>;
@@ -320,13 +322,13 @@ export class TimingResult {
 
   /** The copy case timed in this run for an L2 state (the roofline), if there is exactly one. */
   copyCase(l2: 'cold' | 'warm'): CaseTiming | undefined {
-    const copies = this.cases.filter((c) => c.opKind === 'copy' && c.l2 === l2);
+    const copies = this.cases.filter((c) => c.opKind === 'copy' && (c.l2 ?? 'cold') === l2);
     return copies.length === 1 ? copies[0] : undefined;
   }
 
   /** % of the copy roofline of a case: copy median / case median × 100 (100% = as fast as the copy of its bytes). */
   percentOfCopy(c: CaseTiming): number | undefined {
-    const copy = this.copyCase(c.l2);
+    const copy = this.copyCase(c.l2 ?? 'cold');
     return copy ? (100 * copy.stats.median) / c.stats.median : undefined;
   }
 
@@ -338,7 +340,7 @@ export class TimingResult {
   rows(): Record<string, unknown>[] {
     const roofline = this.copyCase('cold') !== undefined || this.copyCase('warm') !== undefined;
     if (this.settings.mode === 'both') {
-      const bases = [...new Set(this.cases.map((c) => c.base))];
+      const bases = [...new Set(this.cases.map((c) => c.base ?? c.label))];
       return bases.map((base) => {
         const cold = this.cases.find((c) => c.base === base && c.l2 === 'cold') as CaseTiming;
         const warm = this.cases.find((c) => c.base === base && c.l2 === 'warm') as CaseTiming;
@@ -375,7 +377,7 @@ export class TimingResult {
         'sd µs': c.stats.sd,
       };
       if (roofline) {
-        const copy = this.copyCase(c.l2);
+        const copy = this.copyCase(c.l2 ?? 'cold');
         row['× copy'] = copy ? c.stats.median / copy.stats.median : undefined;
         row['% of copy roofline'] = this.percentOfCopy(c);
       }
@@ -414,7 +416,7 @@ export class TimingResult {
     const gpu = p.sm ? ` sm_${p.sm.replace('.', '')}` : '';
     const drv = p.driver ? `, driver ${p.driver}` : '';
     const rt = p.runtime ? `, runtime ${p.runtime}` : '';
-    return `${p.backend}: ${p.device}${gpu}${clocks}${drv}${rt}; revision ${p.revision}; ${p.mode}${p.rotateOrder ? ', rotated order' : ''}; ${p.time}; run ${p.runId}`;
+    return `${p.backend}: ${p.device}${gpu}${clocks}${drv}${rt}; revision ${p.revision}, arithmetic v${p.arithmetic}; ${p.mode}${p.rotateOrder ? ', rotated order' : ''}; ${p.time}; run ${p.runId}`;
   }
 
   private stopLine(): string {
@@ -453,7 +455,7 @@ export class TimingResult {
       provenance: this.provenance,
       settings: this.settings,
       stop: this.stop,
-      cases: this.cases.map((c) => ({ label: c.label, base: c.base, l2: c.l2, opKind: c.opKind, meta: c.meta, stats: c.stats, noise: c.noise, measuredMs: c.measuredMs, percentOfCopy: this.percentOfCopy(c), samplesUs: c.samples })),
+      cases: this.cases.map((c) => ({ label: c.label, base: c.base ?? c.label, l2: c.l2 ?? 'cold', opKind: c.opKind, meta: c.meta, stats: c.stats, noise: c.noise, measuredMs: c.measuredMs, percentOfCopy: this.percentOfCopy(c), samplesUs: c.samples })),
     };
   }
 
@@ -461,7 +463,7 @@ export class TimingResult {
   samplesCsv(): string {
     const q = (v: string) => (/[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
     const lines = [`# gdnlab timing run ${this.runId}: ${this.provenanceLine()}`, `# ${this.provenance.method}`, 'case,l2,op,sample,us'];
-    for (const c of this.cases) c.samples.forEach((v, i) => lines.push(`${q(c.base)},${c.l2},${c.opKind},${i},${v}`));
+    for (const c of this.cases) c.samples.forEach((v, i) => lines.push(`${q(c.base ?? c.label)},${c.l2 ?? 'cold'},${c.opKind},${i},${v}`));
     return lines.join('\n') + '\n';
   }
 
@@ -538,6 +540,7 @@ function runProvenance(info: DeviceInfo, runId: string, time: Date, mode: Timing
     driver: info.driverString || cudaVersion(info.driverVersion),
     runtime: cudaVersion(info.runtimeVersion),
     revision: revision(),
+    arithmetic: ARITHMETIC_VERSION,
     host: os.hostname(),
     node: process.version,
     mode,
