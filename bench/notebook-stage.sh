@@ -43,6 +43,7 @@ if [ -z "${GDN_LIBRARY:-}" ] || [ ! -f "$GDN_LIBRARY" ]; then
 fi
 export GDN_REVISION=${GDN_REVISION:-$(cat "$B/REVISION" 2>/dev/null || echo unknown)}
 export GDNLAB_FONT_DIR="$B/fonts"
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm --format=csv
 echo "node $(node --version), python $("$PY" --version 2>&1), GDN_BACKEND=$GDN_BACKEND, GDN_LIBRARY=${GDN_LIBRARY:-default}, revision $GDN_REVISION"
 exe="$tmp/executed"
 rm -rf "$exe" && mkdir -p "$exe"
