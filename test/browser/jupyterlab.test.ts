@@ -60,7 +60,9 @@ describe('browser: notebooks/00-quickstart.ipynb in JupyterLab (headless chromiu
     await page.goto(server.labUrl(staged.relPath), { waitUntil: 'domcontentloaded', timeout: 120_000 });
     await waitForNotebookReady(page, KERNEL, 180_000);
     const prompts = await runAllCells(page, 420_000);
-    await page.waitForSelector('.js-plotly-plot .main-svg', { timeout: 30_000 }).catch(() => undefined);
+    // A figure output carries its PNG, and JupyterLab's plotly renderer shows that PNG first and
+    // draws the live plot over it on the first mouse-over: bring it to life, then count.
+    await showSavedPlot(page, 60_000).catch(() => undefined);
     const f = await inspectOutputs(page);
     const failureShot = path.join(os.tmpdir(), 'gdnlab-quickstart-jupyterlab-failure.png');
     const context = async () => {
