@@ -81,7 +81,7 @@ describe('gdnlab CLI output through a pipe', function () {
     const r = await pipeThroughPython(['check', 'conv', '--quick', '--json']);
     assert.equal(r.status, 0, r.stderr);
     assert.ok(r.bytes > 131_072, `${r.bytes} bytes`);
-    assert.deepEqual(r.keys, ['backend', 'device', 'equivalence', 'revision']);
+    for (const k of ['backend', 'device', 'equivalence', 'revision']) assert.ok((r.keys as string[]).includes(k), `no '${k}' in ${String(r.keys)}`);
   });
 
   it('check postconv --quick --json: complete through a pipe', async () => {
