@@ -184,4 +184,30 @@ describe('round to nearest even, checked against exact arithmetic', () => {
     assert.equal(checkRoundingStore([1 + 2 ** -7], [mid - 1e-6], 'bf16', 0, 1e-8).violations, 1);
     assert.equal(checkRoundingStore([NaN, Infinity, -0], [NaN, Infinity, 0], 'bf16', 0, 0).violations, 0);
   });
+
+  it('argument checks and edge values (mutation-testing survivors, docs/TESTING.md)', () => {
+    assert.throws(() => countDifferingWords([1, 2], [1]), /lengths differ \(2 vs 1\)/);
+    assert.throws(() => countBitMismatches(tensorOf([1], 'f32'), tensorOf([1], 'bf16')), /dtypes differ \(f32 vs bf16\)/);
+    assert.throws(() => countBitMismatches(tensorOf([1, 2], 'f32'), tensorOf([1, 2], 'f32', [1, 2])), /shapes differ/);
+    assert.throws(() => countBitMismatches(tensorOf([1, 2], 'f32', [2, 1]), tensorOf([1, 2], 'f32', [1, 2])), /shapes differ/);
+    assert.equal(countBitMismatches(tensorOf([1, 2], 'f32', [2, 1]), tensorOf([1, 3], 'f32', [2, 1])), 1);
+    for (const v of [0, Infinity, -Infinity]) assert.ok(Object.is(roundNearestEven(v, 'bf16'), v));
+    assert.ok(Object.is(roundNearestEven(-0, 'f16'), -0));
+    assert.ok(Number.isNaN(roundNearestEven(NaN, 'bf16')));
+    assert.throws(() => checkRoundingStore([1, 2], [1], 'bf16', 0, 0), /lengths differ \(2 vs 1\)/);
+    // ±0: -0 stored for a +0 reference is inside the window but not exact; NaN for NaN is exact.
+    const z = checkRoundingStore([-0, NaN, 0], [0, NaN, 0], 'bf16', 0, 0);
+    assert.deepEqual([z.violations, z.exact], [0, 2]);
+    assert.equal(checkRoundingStore([NaN], [1], 'bf16', 0, 0).violations, 1);
+    assert.equal(checkRoundingStore([1], [NaN], 'bf16', 0, 0).violations, 1);
+    // The window is atol + rtol·|ref|, on both sides: each alone admits the neighbour, neither does.
+    const mid = 1 + 2 ** -8;
+    for (const [rtol, atol, bad] of [[0, 2e-9, 0], [2e-9, 0, 0], [0, 0, 1], [0, 5e-10, 1]] as const) {
+      assert.equal(checkRoundingStore([1 + 2 ** -7], [mid - 1e-9], 'bf16', rtol, atol).violations, bad, `rtol ${rtol} atol ${atol}`);
+      assert.equal(checkRoundingStore([1], [mid + 1e-9], 'bf16', rtol, atol).violations, bad, `below: rtol ${rtol} atol ${atol}`);
+    }
+    const f = checkRoundingStore([2, 1], [1, 1], 'bf16', 0, 0, 1);
+    assert.deepEqual(f.first, [{ index: 0, stored: 2, reference: 1, nearestEven: 1 }]);
+    assert.equal(f.exact, 1);
+  });
 });
