@@ -2,7 +2,7 @@
 // (and on the CUDA backend when one is usable: --cuda, or automatically when a GPU is found).
 //
 // Checks, each one able to fail:
-//   * scalar equals an independent plain-loop reference written here (DOMAIN.md §3), bit for bit;
+//   * scalar equals an independent plain-loop reference written here (docs/SPEC.md §3.2), bit for bit;
 //   * every arm x mapping equals scalar bit for bit (out and conv_state), under forward, reverse and
 //     shuffled block orders, over C = 129, 385 (padded stride), 136/1032 (vec), K = 2..5 and 8,
 //     f32/bf16, with and without initial state (i8 and i32 masks), T_s in {0, 1, 2, 8, 9, 33, 200};
@@ -232,7 +232,7 @@ struct ConvProblem {
 
   void state_reset() { bstate.upload(state0.data(), state0.size() * 4); }
 
-  // Independent reference: DOMAIN.md §3 written out as plain loops over (sequence, channel, token).
+  // Independent reference: docs/SPEC.md §3.2 written out as plain loops over (sequence, channel, token).
   void reference(std::vector<uint32_t>* out, std::vector<uint32_t>* state) const {
     const int64_t C = cs.C, K = cs.K;
     out->assign((size_t)(T * C), 0);
@@ -907,7 +907,7 @@ void test_timing() {
 }
 
 // ----------------------------------------------------------------- host vs CUDA (--cross)
-// The same problems on both backends must give the same bits (DOMAIN.md §5).
+// The same problems on both backends must give the same bits (docs/SPEC.md §9).
 ConvProblem::Result run_on(gdn_backend* be, const ConvCase& c, int arm, int map, int widen = 0) {
   gdn_backend* saved = g_b;
   g_b = be;

@@ -1,5 +1,4 @@
-// exec_host.cpp — the host side of the execution interface (common/exec.h; docs/SPEC.md, "Arms and
-// the execution interface"): blocks one after the other in the launch's order; inside a block either a
+// exec_host.cpp — the host side of the execution interface (common/exec.h; docs/SPEC.md §3.5, §12): blocks one after the other in the launch's order; inside a block either a
 // plain loop over the threads (arms without barriers or shuffles) or one cooperative fiber per thread.
 //
 // Fibers. Each thread of a cooperative block runs on its own stack. A thread runs until it reaches
