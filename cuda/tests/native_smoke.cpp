@@ -2,7 +2,7 @@
 // (and on the CUDA backend when one is usable: --cuda, or automatically when a GPU is found).
 //
 // Checks, each one able to fail:
-//   * scalar equals a plain-loop reference written here (DOMAIN.md §3), bit for bit — in the
+//   * scalar equals a plain-loop reference written here (docs/SPEC.md §3.2), bit for bit — in the
 //     kernels' own arithmetic (gdn_silu, f32_to_bf16), so it pins the loops, not the arithmetic;
 //   * scalar agrees with the independent float64 reference of f64_reference.h (no detmath): f32
 //     outputs within a few f32 ulps, bf16 outputs rounded to nearest even;
@@ -236,7 +236,7 @@ struct ConvProblem {
 
   void state_reset() { bstate.upload(state0.data(), state0.size() * 4); }
 
-  // Independent reference: DOMAIN.md §3 written out as plain loops over (sequence, channel, token).
+  // Independent reference: docs/SPEC.md §3.2 written out as plain loops over (sequence, channel, token).
   void reference(std::vector<uint32_t>* out, std::vector<uint32_t>* state) const {
     const int64_t C = cs.C, K = cs.K;
     out->assign((size_t)(T * C), 0);
@@ -920,7 +920,7 @@ void test_timing() {
 }
 
 // ----------------------------------------------------------------- host vs CUDA (--cross)
-// The same problems on both backends must give the same bits (DOMAIN.md §5).
+// The same problems on both backends must give the same bits (docs/SPEC.md §9).
 ConvProblem::Result run_on(gdn_backend* be, const ConvCase& c, int arm, int map, int widen = 0) {
   gdn_backend* saved = g_b;
   g_b = be;

@@ -1,5 +1,5 @@
 // The arms of every op family, read from libgdn's registry (gdn_arm_count / gdn_arm_info_get;
-// docs/SPEC.md, "Arms"): names, one-line descriptions and launch contracts. Nothing here lists an
+// docs/SPEC.md §3.5, §12): names, one-line descriptions and launch contracts. Nothing here lists an
 // arm by hand: an arm added to libgdn (built in, or registered at run time) appears in every table,
 // check, benchmark and CLI listing that reads these functions.
 

@@ -1,4 +1,4 @@
-// The causal conv1d + SiLU of a GDN layer (DOMAIN.md §3): prefill over a varlen batch (forward), the
+// The causal conv1d + SiLU of a GDN layer (docs/SPEC.md §3, §5): prefill over a varlen batch (forward), the
 // decode step (update), and the launch contracts of every arm and mapping.
 
 import { describe } from '../dtype';
@@ -6,7 +6,7 @@ import { Tensor } from '../tensor';
 import { Backend } from '../backend';
 import { allocInt32, freeNative, ConvArgs, ConvUpdateArgs, LaunchContractStruct } from '../native/gdn';
 import { gdnLib } from '../native/gdn';
-import { armId, armName, armNames } from './arms';
+import { armId, armName, armNames, arms } from './arms';
 import type { NativeOp } from '../backend';
 import {
   DTYPE_CODE, Staging, backendOf, expectChoice, expectContiguous, expectDType, expectInt, expectShape, expectTensor,
@@ -30,7 +30,7 @@ export function updateArms(): UpdateArm[] {
 
 /** The largest K the kernels support. */
 export const MAX_K = 8;
-/** Tokens per exact-mapping program. */
+/** Tokens per exact-mapping program of the register arms (GDN_CONV_CHUNK); each arm's own is arms('conv')[i].tokensPerProgram. */
 export const CHUNK = 8;
 
 /**
@@ -130,7 +130,9 @@ export function launchContract(
   if (qsl.length < 2) throw new RangeError(`queryStartLoc: expected at least 2 offsets (one sequence), got ${qsl.length}`);
   const lib = gdnLib();
   const total = qsl[qsl.length - 1];
-  const capacity = Math.max(1, Math.ceil(Math.max(total, 0) / CHUNK) + qsl.length);
+  // Room for every (sequence, chunk) program at this arm's chunk length (its registry entry).
+  const chunk = Math.max(1, arms('conv')[id].tokensPerProgram || CHUNK);
+  const capacity = Math.max(1, Math.ceil(Math.max(total, 0) / chunk) + qsl.length);
   const programs = new Int32Array(2 * capacity);
   const out: LaunchContractStruct[] = [{} as LaunchContractStruct];
   const st = lib.convLaunchContract(id, CONV_MAPPINGS.indexOf(mapping), C, K, qsl, qsl.length - 1, out, programs, capacity) as number;

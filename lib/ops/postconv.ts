@@ -1,4 +1,4 @@
-// The post-conv step of a GDN layer (DOMAIN.md §4): split conv_out into q, k, v; L2-normalise q and
+// The post-conv step of a GDN layer (docs/SPEC.md §6): split conv_out into q, k, v; L2-normalise q and
 // k per head; gate g = -exp(A_log)·softplus(a + dt_bias) and beta = sigmoid(b).
 
 import { Tensor } from '../tensor';

@@ -1,5 +1,5 @@
 // conv_plan.h — validation and planning of the causal-conv ops (prefill and decode update), in the
-// style every op family shares (docs/SPEC.md, "Arms"): a validated plan struct holding the arm's
+// style every op family shares (docs/SPEC.md §3.5, §12): a validated plan struct holding the arm's
 // registry entry, its dtype combination, build and variant, the launch contract, and what the
 // backends need (host block order, the exact-chunk program list).
 #pragma once

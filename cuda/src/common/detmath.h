@@ -1,4 +1,4 @@
-// detmath.h — deterministic math shared by the host backend and the CUDA kernels (DOMAIN.md §5).
+// detmath.h — deterministic math shared by the host backend and the CUDA kernels (docs/SPEC.md §9).
 //
 // Every function here is built from IEEE-754 single-precision + - * /, fmaf (one rounding), rintf
 // (round half to even) and exponent-bit manipulation. No libm transcendental, no hardware
@@ -173,7 +173,7 @@ GDN_HD inline float gdn_log1pf(float x) {
 }
 
 // ----------------------------------------------------------------- activations
-// SiLU exactly as DOMAIN.md §3 writes it: x / (1 + exp(-x)) (NaN in, or -Inf / Inf: canonical NaN).
+// SiLU exactly as docs/SPEC.md §3.2 writes it: x / (1 + exp(-x)) (NaN in, or -Inf / Inf: canonical NaN).
 GDN_HD inline float gdn_silu(float x) {
   const float y = x / (1.0f + gdn_expf(-x));
   return is_nan(y) ? canonical_nan() : y;
@@ -181,13 +181,13 @@ GDN_HD inline float gdn_silu(float x) {
 // The same for |x| <= 87 (callers check gdn_expf_fast_range), without the rare-input branch.
 GDN_HD inline float gdn_silu_fast(float x) { return x / (1.0f + gdn_expf_fast(-x)); }
 
-// DOMAIN.md §4: softplus(x) = x for x > 20, else log1p(exp(x)).
+// docs/SPEC.md §6: softplus(x) = x for x > 20, else log1p(exp(x)).
 GDN_HD inline float gdn_softplus(float x) {
   if (is_nan(x)) return canonical_nan();
   return x > 20.0f ? x : gdn_log1pf(gdn_expf(x));
 }
 
-// DOMAIN.md §4: beta = 1 / (1 + exp(-b)).
+// docs/SPEC.md §6: beta = 1 / (1 + exp(-b)).
 GDN_HD inline float gdn_sigmoid(float x) {
   if (is_nan(x)) return canonical_nan();
   return 1.0f / (1.0f + gdn_expf(-x));

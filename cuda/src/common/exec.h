@@ -1,5 +1,5 @@
 // exec.h — the execution interface every arm body is written against, once for both backends
-// (docs/SPEC.md, "Arms and the execution interface").
+// (docs/SPEC.md §3.5, §12).
 //
 // A body is a per-thread function template over a context `Ctx`:
 //

@@ -1,4 +1,4 @@
-// postconv_plan.cpp — validation and launch planning of the post-conv op (docs/SPEC.md, "Post-conv").
+// postconv_plan.cpp — validation and launch planning of the post-conv op (docs/SPEC.md §6).
 //
 // gdn::postconv_plan checks every field of gdn_postconv_args and says what will run: the arm after
 // its registry entry's fallback rule (token-tile and seq4 need Dk = Dv = 128, else the tree runs),

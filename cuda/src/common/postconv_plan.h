@@ -1,5 +1,5 @@
 // postconv_plan.h — validation and planning of the post-conv op, in the style every op family shares
-// (docs/SPEC.md, "Arms"): the plan holds the arm's registry entry, dtype combination and variant,
+// (docs/SPEC.md §3.5, §12): the plan holds the arm's registry entry, dtype combination and variant,
 // the kernel parameters and what the ABI reports (gdn_postconv_result).
 #pragma once
 

@@ -1,4 +1,4 @@
-// registry.h — the table of arms of every op family (docs/SPEC.md, "Arms"): a fixed prefix of
+// registry.h — the table of arms of every op family (docs/SPEC.md §3.5, §12): a fixed prefix of
 // built-in arms (from arms/*_list.h, in list order: id = position) and a tail of arms registered at
 // run time, behind one mutex. Entries are immutable once published; a lookup hands out a shared
 // reference, so replacing a user arm never pulls an entry from under a launch in flight.

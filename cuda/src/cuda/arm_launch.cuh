@@ -1,5 +1,4 @@
-// arm_launch.cuh — the one generic __global__ per op family (docs/SPEC.md, "Arms and the execution
-// interface"): each calls an arm's per-thread body (common/arms/*.h, the same code the host replays)
+// arm_launch.cuh — the one generic __global__ per op family (docs/SPEC.md §3.5, §12): each calls an arm's per-thread body (common/arms/*.h, the same code the host replays)
 // with a CUDA execution context, instantiated for every dtype combination and compile-time variant
 // of every arm in the family lists. Built-in arm ids index the launch tables of conv.cu,
 // conv_planted.cu and postconv.cu; registered arms launch through their registry entry's hook.

@@ -1,5 +1,5 @@
 // replay_host.cpp — every arm of every op family on the host backend, through one replay loop
-// (docs/SPEC.md, "Arms and the execution interface"): the planned grid's blocks in the plan's order
+// (docs/SPEC.md §3.5, §12): the planned grid's blocks in the plan's order
 // (forward, reverse, a seeded shuffle or an explicit permutation: conv only), each block's threads
 // calling the arm's per-thread body — the same body the CUDA kernel runs — through common/exec.h.
 // Arms that declare barriers or shuffles run their threads as cooperative fibers; the others as a

@@ -1,4 +1,4 @@
-// arm_spec.h — what one arm declares (docs/SPEC.md, "Arms"): its name, a one-line description and
+// arm_spec.h — what one arm declares (docs/SPEC.md §3.5, §12): its name, a one-line description and
 // its launch contract. Every built-in arm is a struct in cuda/src/common/arms/<family>_<arm>.h with
 //
 //     static constexpr ArmSpec spec = {...};

@@ -1,4 +1,4 @@
-// conv_common.h — what every causal-conv arm body shares (docs/SPEC.md, "Causal conv"): the
+// conv_common.h — what every causal-conv arm body shares (docs/SPEC.md §3): the
 // parameters and helpers of conv_params.h, the spec of arm_spec.h, and the register-window helpers
 // of the register arms.
 //

@@ -10,6 +10,7 @@
 #include "common/arms/conv_reg_k4.h"
 #include "common/arms/conv_reg_k4x2.h"
 #include "common/arms/conv_vec.h"
+#include "common/arms/conv_reg_k4_c16.h"
 
 #define GDN_CONV_ARM_LIST(X) \
   X(conv::ArmScalar)         \
@@ -17,4 +18,5 @@
   X(conv::ArmReg)            \
   X(conv::ArmRegK4)          \
   X(conv::ArmRegK4x2)        \
-  X(conv::ArmVec)
+  X(conv::ArmVec)            \
+  X(conv::ArmRegK4C16)

@@ -1,4 +1,4 @@
-// conv arm `reg` (docs/SPEC.md, "Causal conv: arms"): a register window, one thread per channel,
+// conv arm `reg` (docs/SPEC.md §3.5): a register window, one thread per channel,
 // 128-channel tile, K at run time (taps below the window's width skipped).
 #pragma once
 

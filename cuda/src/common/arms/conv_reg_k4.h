@@ -1,4 +1,4 @@
-// conv arm `reg-k4` (docs/SPEC.md, "Causal conv: arms"): the register window with K = 4 fixed at
+// conv arm `reg-k4` (docs/SPEC.md §3.5): the register window with K = 4 fixed at
 // compile time (no tap guards); any other K runs `reg`.
 #pragma once
 

@@ -1,4 +1,4 @@
-// conv arm `reg-k4x2` (docs/SPEC.md, "Causal conv: arms"): K = 4, two channel stripes per thread
+// conv arm `reg-k4x2` (docs/SPEC.md §3.5): K = 4, two channel stripes per thread
 // (c and c + 128) one after the other, a 256-channel tile: the second stripe reads its state only
 // after the first stripe's whole chunk (the late read that once exposed #305).
 #pragma once

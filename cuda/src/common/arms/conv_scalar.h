@@ -1,4 +1,4 @@
-// conv arm `scalar` — the reference (docs/SPEC.md, "Causal conv: arms").
+// conv arm `scalar` — the reference (docs/SPEC.md §3.5).
 // One thread per (sequence, channel), serial over tokens; every tap re-reads its input (x or the old
 // state). Nothing is cached, so nothing can be stale.
 #pragma once

@@ -1,4 +1,4 @@
-// conv arm `tiled` (docs/SPEC.md, "Causal conv: arms"): a block owns (32 channels, one sequence).
+// conv arm `tiled` (docs/SPEC.md §3.5): a block owns (32 channels, one sequence).
 // Shared memory holds rows of a virtual input of K-1 + T_s rows (the K-1 history rows, then the
 // tokens): for tile i (tokens 16i .. 16i+15) row r is virtual row 16i + r, r < 16 + K-1. Phases,
 // separated by block barriers (t.sync(): __syncthreads on CUDA, fibers on the host):

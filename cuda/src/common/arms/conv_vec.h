@@ -1,4 +1,4 @@
-// conv arm `vec` (docs/SPEC.md, "Causal conv: arms"), the roofline arm.
+// conv arm `vec` (docs/SPEC.md §3.5), the roofline arm.
 // 8 consecutive channels per thread, moved as 16-byte vectors (one for bf16, two for f32), a
 // register window per channel, kVecGroup token rows loaded before any is used (loads in flight).
 // Exact mapping: 64-token programs (halo of K-1 rows re-read from x); sequence mapping: one program

@@ -1,11 +1,11 @@
-// postconv_common.h — what every post-conv arm shares (docs/SPEC.md, "Post-conv"): parameters,
+// postconv_common.h — what every post-conv arm shares (docs/SPEC.md §6): parameters,
 // head slots, element loads and stores, the squares, the tree's levels and the token tile's lane
 // fold, the L2 scale, the gates. The arm bodies (postconv_tree.h, postconv_token_tile.h, ...) are
 // written once against common/exec.h and run on both backends; the backends differ only in how bytes
 // travel (the GPU copies value heads in 16-byte vectors, the host with memcpy), which never changes a
 // value.
 //
-// Rules (docs/SPEC.md, "Determinism"): no implicit contraction (the build sets nvcc --fmad=false and g++
+// Rules (docs/SPEC.md §9): no implicit contraction (the build sets nvcc --fmad=false and g++
 // -ffp-contract=off); every square is a plain multiply x * x; sqrt and division are the IEEE
 // correctly rounded ones on both sides (never rsqrtf); exp and log1p come from detmath.h.
 #pragma once

@@ -1,4 +1,4 @@
-// post-conv arm `seq4` — a PLANTED MUTANT (docs/SPEC.md, "Post-conv: arms"): the token tile with the
+// post-conv arm `seq4` — a PLANTED MUTANT (docs/SPEC.md §6): the token tile with the
 // sequential lane fold ((x0²+x1²)+x2²)+x3² (postconv_common.h, fold_seq4). Wrong f32 bits on about 9%
 // of q/k rows, almost none visible in bf16: it exists so that a bit-identity check has something to
 // catch.

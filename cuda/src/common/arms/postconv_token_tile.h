@@ -1,4 +1,4 @@
-// post-conv arm `token-tile` (docs/SPEC.md, "Post-conv: arms"). One block of 4 warps per (head slot,
+// post-conv arm `token-tile` (docs/SPEC.md §6). One block of 4 warps per (head slot,
 // 16 tokens), 4 tokens per warp; slots vary fastest in the grid (see postconv_common.h). A q/k warp:
 // lane l loads features l, l+32, l+64, l+96 of its tokens, folds them as the tree's first two levels
 // (x0²+x2²)+(x1²+x3²) and finishes with xor shuffles 16..1, the tree's remaining levels: the same

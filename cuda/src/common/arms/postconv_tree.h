@@ -1,4 +1,4 @@
-// post-conv arm `tree` — the reference (docs/SPEC.md, "Post-conv: arms"). One block per (token, head
+// post-conv arm `tree` — the reference (docs/SPEC.md §6). One block per (token, head
 // slot) with max(32, next power of two >= Dk) threads. A q/k slot: thread i holds x_i² (0 past D) as
 // a leaf in shared memory; the levels stride = width/2 .. 1 add node i + stride to node i, a block
 // barrier before each; then every thread stores x_i * l2_inv(node 0). A value slot copies its head and

@@ -1,5 +1,4 @@
-// update_common.h — the decode update of the causal conv (docs/SPEC.md, "Causal conv: decode
-// update"): one new token per sequence, the state in a pool of slots addressed by state_indices.
+// update_common.h — the decode update of the causal conv (docs/SPEC.md §5): one new token per sequence, the state in a pool of slots addressed by state_indices.
 //
 //   win = [state[slot][c][0 .. K-2], x[b][c]];  acc = bias; for j: acc = fmaf(w[c][j], win[j], acc)
 //   out[b][c] = round(silu(acc));  state[slot][c] = win[1 .. K-1] (rounded to the state dtype)

@@ -1,4 +1,4 @@
-// conv update arm `reference` (docs/SPEC.md, "Causal conv: decode update"): plain loops, the state
+// conv update arm `reference` (docs/SPEC.md §5): plain loops, the state
 // read and shifted element by element.
 #pragma once
 

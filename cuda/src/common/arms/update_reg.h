@@ -1,4 +1,4 @@
-// conv update arm `reg` (docs/SPEC.md, "Causal conv: decode update"): the whole window in registers
+// conv update arm `reg` (docs/SPEC.md §5): the whole window in registers
 // (read the K-1 state values, then write the shifted ones). Two compile-time variants: W = 4 (the
 // K = 4 specialisation) and W = kMaxK (any K, the low taps skipped).
 #pragma once
