@@ -15,6 +15,7 @@ gdn_status run_op(gdn_backend* b, const PlannedOp& op) {
     case GDN_OP_CONV: conv_run(op.conv); return GDN_OK;
     case GDN_OP_CONV_UPDATE: update_run(op.update); return GDN_OK;
     case GDN_OP_POSTCONV: return postconv_run_host(b, &op.postconv_args, &op.postconv);
+    case GDN_OP_FUSED: return fused_run(b, op.fused);
     case GDN_OP_COPY:
       if (op.copy.bytes > 0)
         std::memmove(reinterpret_cast<void*>((uintptr_t)op.copy.dst), reinterpret_cast<const void*>((uintptr_t)op.copy.src),
