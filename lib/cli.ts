@@ -34,8 +34,10 @@ const USAGE = `usage: gdnlab <command>
   check race [--backend host|cuda] [--trials N] [--widen CYCLES] [--json]
                                               #305 trials: exact and sequence never corrupted
   check postconv [--backend host|cuda] [--quick] [--mutants] [--json]
+  check fused [--backend host|cuda] [--quick] [--mutants] [--json]
+                                              fused conv→post-conv vs conv(scalar)→post-conv(tree), bit for bit
   check sanitize [--backend B]                one small launch of every arm (run under compute-sanitizer)
-  bench conv|postconv [--backend B] [--quick] [--no-torch] [--json [FILE]] [--markdown FILE]
+  bench conv|postconv|fused [--backend B] [--quick] [--no-torch] [--json [FILE]] [--markdown FILE]
                                               every arm vs a device copy of the same bytes and PyTorch eager, one run
   bench verdict [--backend B]                 timing self-check: same arm twice = same, scalar = slower
   notebooks run [paths…] | notebooks export <notebook> [--out DIR]
@@ -170,15 +172,16 @@ export async function main(argv: string[]): Promise<number> {
           return 0;
         }
         if (sub === 'postconv') return await (await import('./check/postconv')).postconvCommand(args, pickBackend(args.flags));
-        throw new UsageError(`check: expected conv, race or postconv, got ${sub ?? 'nothing'}`);
+        if (sub === 'fused') return await (await import('./check/fused')).fusedCommand(args, pickBackend(args.flags));
+        throw new UsageError(`check: expected conv, race, postconv or fused, got ${sub ?? 'nothing'}`);
       case 'bench':
-        if (sub === 'conv' || sub === 'postconv') return await (await import('./bench/cli')).benchCommand(sub, args);
+        if (sub === 'conv' || sub === 'postconv' || sub === 'fused') return await (await import('./bench/cli')).benchCommand(sub, args);
         if (sub === 'verdict') {
           const v = await (await import('./bench/verdict')).verdictSelfCheck(pickBackend(args.flags));
           console.log(`${v.same}\n${v.slower}\n${v.line}`);
           return v.same.verdict === 'same' && v.slower.verdict === 'slower' ? 0 : 1;
         }
-        throw new UsageError(`bench: expected conv or postconv, got ${sub ?? 'nothing'}`);
+        throw new UsageError(`bench: expected conv, postconv or fused, got ${sub ?? 'nothing'}`);
       case 'notebooks':
         return await (await import('./notebooks/cli')).notebooksCommand(argv.slice(argv.indexOf('notebooks') + 1));
       case 'kernel': {
