@@ -46,6 +46,7 @@ export { MIME_BUNDLE, MimeBundle } from './view/display';
 export { postconvReference } from './reference/postconv';
 export * as checkPostconv from './check/postconv';
 export * as checkFused from './check/fused';
+export { diffFused } from './check/fused';
 export * as safetensors from './model/safetensors';
 export { SafetensorsFile, SafetensorsCheckpoint, writeSafetensors, IoCounter } from './model/safetensors';
 export { Qwen35Checkpoint, QWEN35_PRESETS, syntheticGdnLayer, writeSyntheticCheckpoint } from './model/qwen35';

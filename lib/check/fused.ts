@@ -9,6 +9,8 @@ import { Backend } from '../backend';
 import * as fused from '../ops/fused';
 import { FusedMutant, FusedOutputs, FUSED_MUTANTS } from '../ops/fused';
 import { countBitMismatches } from './bits';
+import { diff, DiffResult, DiffOptions } from '../analysis/diff';
+import { postconvCoordinates, plainCoordinates } from '../analysis/coordinates';
 import type { Args } from '../cli';
 
 type Dt = 'f32' | 'bf16';
@@ -123,6 +125,20 @@ export function compareFused(a: FusedOutputs, b: FusedOutputs): Mismatches {
   const m = {} as Mismatches;
   for (const o of FUSED_OUTPUTS) m[o] = countBitMismatches(a[o], b[o]);
   return m;
+}
+
+/**
+ * diff() of every output of two fused results (or a fused result and the chain): q, k, v with
+ * (token, head, feature) coordinates, g and beta as [token, head], the state as [sequence, channel, column];
+ * first mismatches, ulp histograms and mismatch maps as for any other op.
+ */
+export function diffFused(actual: FusedOutputs, expected: FusedOutputs, opts: Omit<DiffOptions, 'coordinates' | 'label'> = {}): Record<FusedOutput, DiffResult> {
+  const out = {} as Record<FusedOutput, DiffResult>;
+  for (const o of FUSED_OUTPUTS) {
+    const coordinates = o === 'q' || o === 'k' || o === 'v' ? postconvCoordinates() : plainCoordinates();
+    out[o] = diff(actual[o], expected[o], { ...opts, coordinates, label: `fused ${o}` });
+  }
+  return out;
 }
 
 export function totalMismatches(m: Mismatches): number {

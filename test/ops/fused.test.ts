@@ -2,7 +2,7 @@ import { strict as assert } from 'assert';
 import { Tensor } from '../../lib/tensor';
 import * as fused from '../../lib/ops/fused';
 import {
-  checkFused, fusedMatrix, makeFusedInputs, fusedOptions, runFusedMutants, compareFused, totalMismatches, FusedCase, FUSED_OUTPUTS,
+  checkFused, fusedMatrix, makeFusedInputs, fusedOptions, runFusedMutants, compareFused, totalMismatches, diffFused, FusedCase, FUSED_OUTPUTS,
 } from '../../lib/check/fused';
 import { countBitMismatches } from '../../lib/check/bits';
 import { forEachBackend, openBackend } from '../backends';
@@ -54,6 +54,11 @@ forEachBackend((backend, kind) => {
       assert.ok(diff.q + diff.k > 100, `seq-fold changes only ${diff.q + diff.k} f32 q/k elements`);
       assert.equal(diff.v + diff.g + diff.beta + diff.convState, 0, 'seq-fold touches q and k only');
       assert.equal(mut.mutant, 'seq-fold');
+      // the same through diff(): the counts agree, mismatches carry (token, head, feature) and are a few ulps
+      const d = diffFused(mut, ref);
+      for (const o of FUSED_OUTPUTS) assert.equal(d[o].mismatches, diff[o], o);
+      assert.deepEqual(Object.keys(d.q.first[0].coords), ['token', 'head', 'feature']);
+      assert.ok(d.q.first.every((m) => m.ulp !== null && m.ulp <= 8), 'seq-fold moves q by a few f32 ulps');
       ref.release();
       mut.release();
     });
