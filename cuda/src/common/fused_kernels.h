@@ -353,14 +353,22 @@ GDN_HD inline void head_tile_body(const Params& p, Ctx& t) {
         fast = fast && gdn_expf_fast_range(y[r][i]);
       }
     }
-    GDN_UNROLL
-    for (int r = 0; r < kRows; ++r) {
+    // Two loops rather than a select per element, so the fast path is straight-line code.
+    if (fast) {
       GDN_UNROLL
-      for (int i = 0; i < kFeat; ++i) {
-        const float a = fast ? gdn_silu_fast(y[r][i]) : gdn_silu(y[r][i]);
-        y[r][i] = no_round ? a : round_conv<TC>(a);
-      }
+      for (int r = 0; r < kRows; ++r)
+        GDN_UNROLL
+        for (int i = 0; i < kFeat; ++i) y[r][i] = gdn_silu_fast(y[r][i]);
+    } else {
+      GDN_UNROLL
+      for (int r = 0; r < kRows; ++r)
+        GDN_UNROLL
+        for (int i = 0; i < kFeat; ++i) y[r][i] = gdn_silu(y[r][i]);
     }
+    GDN_UNROLL
+    for (int r = 0; r < kRows; ++r)
+      GDN_UNROLL
+      for (int i = 0; i < kFeat; ++i) y[r][i] = no_round ? y[r][i] : round_conv<TC>(y[r][i]);
     if (qk) {
       float inv[kRows];
       GDN_UNROLL
