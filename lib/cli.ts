@@ -25,7 +25,7 @@ export function parseArgs(argv: string[]): Args {
   return { positional, flags };
 }
 
-const VALUE_FLAGS = new Set(['channels', 'trials', 'widen', 'backend', 'out', 'timeout', 'python', 'prefix', 'name', 'cases', 'seed', 'markdown']);
+const VALUE_FLAGS = new Set(['vllm', 'channels', 'trials', 'widen', 'backend', 'out', 'timeout', 'python', 'prefix', 'name', 'cases', 'seed', 'markdown']);
 
 const USAGE = `usage: gdnlab <command>
   info [--json]                               backend, library and device facts
@@ -38,6 +38,7 @@ const USAGE = `usage: gdnlab <command>
                                               fused conv→post-conv vs conv(scalar)→post-conv(tree), bit for bit
   check sanitize [--backend B]                one small launch of every arm (run under compute-sanitizer)
   bench conv|postconv|fused [--backend B] [--quick] [--no-torch] [--json [FILE]] [--markdown FILE]
+                          [--vllm DIR]        (fused: vLLM's conv + post-conv from bench/pack-vllm.sh, timed beside)
                                               every arm vs a device copy of the same bytes and PyTorch eager, one run
   bench verdict [--backend B]                 timing self-check: same arm twice = same, scalar = slower
   notebooks run [paths…] | notebooks export <notebook> [--out DIR]

@@ -104,6 +104,8 @@ export interface BenchOptions {
   /** Run PyTorch eager on the same shapes (CUDA only; needs python3 with torch). */
   torch?: boolean;
   python?: string;
+  /** bench fused: the folder made by bench/pack-vllm.sh; vLLM's own conv + post-conv kernels are timed beside (CUDA only). */
+  vllmPath?: string;
   timing?: TimingOptions;
   log?: (line: string) => void;
 }
@@ -337,7 +339,46 @@ export async function benchFused(opts: BenchOptions): Promise<BenchReport> {
       for (const t of [inputs.x, inputs.weight, inputs.convState, inputs.ALog, inputs.dtBias]) t.release();
     }
   }
+  if (opts.vllmPath && backend.kind === 'cuda') attachVllmChain(report, opts);
   return report;
+}
+
+/**
+ * vLLM's own Triton conv and post-conv (bench/vllm_reference.py, same GPU, same invocation, its own
+ * process and its own copy) on each fused shape: one row per shape with the sum of the two medians, and
+ * fused / (vLLM conv + post-conv) in its note. vLLM is less exact than the chain (SPEC "Numbers worth
+ * knowing"), so its row is marked as not bit-identical.
+ */
+function attachVllmChain(report: BenchReport, opts: BenchOptions): void {
+  const script = path.join(projectRoot(), 'bench', 'vllm_reference.py');
+  const python = opts.python ?? process.env.GDN_TORCH_PYTHON ?? 'python3';
+  const shapes = fusedBenchShapes(opts.quick);
+  const cases = shapes.flatMap((s) => [
+    { op: 'conv', id: `${s.id} conv`, C: (2 * s.Hk + s.Hv) * fused.FUSED_HEAD_DIM, K: 4, lengths: s.lengths, initial_state: s.initialState },
+    { op: 'postconv', id: `${s.id} postconv`, T: s.lengths.reduce((a, b) => a + b, 0), Hk: s.Hk, Hv: s.Hv, Dk: fused.FUSED_HEAD_DIM, Dv: fused.FUSED_HEAD_DIM },
+  ]);
+  opts.log?.(`vLLM conv + post-conv: ${python} ${script} --vllm-path ${opts.vllmPath} (${cases.length} cases)`);
+  const run = spawnSync(python, [script, '--vllm-path', opts.vllmPath!], { input: JSON.stringify(cases), encoding: 'utf8', timeout: 15 * 60 * 1000, maxBuffer: 1 << 24 });
+  if (run.status !== 0) {
+    report.stops.push({ shape: 'vLLM', reason: 'error', detail: `${python} exited ${run.status}: ${(run.stderr || '').trim().split('\n').slice(-3).join(' | ')}` });
+    return;
+  }
+  const lines = run.stdout.trim().split('\n').map((l) => JSON.parse(l));
+  const head = lines.shift();
+  const byId = new Map(lines.map((r) => [r.id as string, r]));
+  for (const s of shapes) {
+    const c = byId.get(`${s.id} conv`);
+    const p = byId.get(`${s.id} postconv`);
+    const f = report.rows.find((r) => r.shape === s.id && r.arm === 'fused head-tile');
+    const copy = report.copies.find((x) => x.shape === s.id);
+    if (!c || !p || !f || !copy) continue;
+    const us = c.median_us + p.median_us;
+    report.rows.push({
+      shape: s.id, arm: 'vLLM conv + post-conv', correct: false, medianUs: us, p10Us: NaN, p90Us: NaN, n: Math.min(c.n, p.n),
+      bytes: f.bytes, gbps: f.bytes / (us * 1e3), xCopy: us / copy.medianUs,
+      note: `vLLM ${head.vllm} (its own process): conv ${c.median_us.toFixed(1)} µs (${c.x_copy.toFixed(2)}x its copy) + post-conv ${p.median_us.toFixed(1)} µs (${p.x_copy.toFixed(2)}x); fused / vLLM = ${(f.medianUs / us).toFixed(3)}; not bit-exact (bf16-rounded products, approximate softplus)`,
+    });
+  }
 }
 
 // ------------------------------------------------------------------------------------------ PyTorch
@@ -384,7 +425,7 @@ export function benchMarkdown(r: BenchReport, command: string): string {
     lines.push(`**${shape}** — copy ${f(copy.medianUs, 1)} µs (${f(copy.gbps, 0)} GB/s)${torch ? `; PyTorch eager ${f(torch.medianUs, 1)} µs [${f(torch.p10Us, 1)}, ${f(torch.p90Us, 1)}]` : ''}`, '');
     lines.push('| arm | mapping | median µs | p10 | p90 | n | GB/s | ×copy | ×torch | note |', '|---|---|---:|---:|---:|---:|---:|---:|---:|---|');
     for (const row of r.rows.filter((x) => x.shape === shape)) {
-      const note = [row.correct ? '' : row.arm === 'seq4' ? 'planted mutant' : r.op === 'fused' ? 'BITS DIFFER from the reference chain' : 'racy (#305), not a correct mapping', row.note ?? ''].filter(Boolean).join('; ');
+      const note = [row.correct ? '' : row.arm === 'seq4' ? 'planted mutant' : row.arm.startsWith('vLLM') ? '' : r.op === 'fused' ? 'BITS DIFFER from the reference chain' : 'racy (#305), not a correct mapping', row.note ?? ''].filter(Boolean).join('; ');
       lines.push(`| ${row.arm} | ${row.mapping ?? ''} | ${f(row.medianUs, 1)} | ${f(row.p10Us, 1)} | ${f(row.p90Us, 1)} | ${row.n} | ${f(row.gbps, 0)} | ${f(row.xCopy)} | ${f(row.xTorch)} | ${note} |`);
     }
     lines.push('');

@@ -16,6 +16,7 @@ export async function benchCommand(op: 'conv' | 'postconv' | 'fused', args: Args
     backend,
     quick,
     torch: !args.flags.has('no-torch'),
+    vllmPath: typeof args.flags.get('vllm') === 'string' ? (args.flags.get('vllm') as string) : process.env.GDN_VLLM_PATH,
     log: (l: string) => console.error(l),
   };
   const report = op === 'conv' ? await benchConv(opts) : op === 'postconv' ? await benchPostconv(opts) : await benchFused(opts);
