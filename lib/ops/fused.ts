@@ -9,11 +9,15 @@ import { Backend, NativeOp } from '../backend';
 import { FusedArgs, FusedResultStruct } from '../native/gdn';
 import * as conv from './conv';
 import * as postconv from './postconv';
+import { armId, armName, armNames } from './arms';
 import { PostconvShape } from './postconv';
 import { DTYPE_CODE, Staging, backendOf, expectChoice, expectDType, expectInt, expectShape, expectTensor, expectContiguous } from './common';
 
-export const FUSED_ARMS = ['head-tile'] as const;
-export type FusedArm = (typeof FUSED_ARMS)[number];
+/** The fused op's arms, read from libgdn's registry (`gdnlab arms`); 'head-tile' is built in. */
+export function fusedArms(): string[] {
+  return armNames('fused');
+}
+export type FusedArm = string;
 /** Planted mutations (tests and teaching): a summation order that is not the tree's; no rounding of the conv output. */
 export const FUSED_MUTANTS = ['seq-fold', 'no-round'] as const;
 export type FusedMutant = (typeof FUSED_MUTANTS)[number];
@@ -94,7 +98,7 @@ interface Prepared {
 
 function prepare(inputs: FusedInputs, opts: FusedOptions): Prepared {
   if (!inputs || typeof inputs !== 'object') throw new TypeError(`inputs: expected { x, weight, queryStartLoc, convState, a, b, ALog, dtBias, … }, got ${describe(inputs)}`);
-  const arm = expectChoice(opts.arm ?? 'head-tile', 'arm', FUSED_ARMS);
+  const arm = armName('fused', armId('fused', opts.arm ?? 'head-tile'));
   const convDtype = expectChoice(opts.convDtype ?? 'f32', 'convDtype', ['f32', 'bf16'] as const);
   const qkvDtype = expectChoice(opts.qkvDtype ?? 'f32', 'qkvDtype', ['f32', 'bf16'] as const);
   const mutant = opts.mutant == null ? null : expectChoice(opts.mutant, 'mutant', FUSED_MUTANTS);
@@ -164,7 +168,7 @@ function prepare(inputs: FusedInputs, opts: FusedOptions): Prepared {
       T, Hk, Hv, Dk, Dv, K, num_seqs: N,
       x_dtype: DTYPE_CODE[x.dtype], conv_dtype: DTYPE_CODE[convDtype], qkv_dtype: DTYPE_CODE[qkvDtype],
       gate_dtype: DTYPE_CODE[a.dtype], his_dtype: DTYPE_CODE[his?.dtype ?? 'i8'],
-      arm: FUSED_ARMS.indexOf(arm),
+      arm: armId('fused', arm),
       mutant: mutant ? FUSED_MUTANTS.indexOf(mutant) + 1 : 0,
       x_row_stride: x.rowStride, a_row_stride: a.rowStride, b_row_stride: b.rowStride,
       x: staging.input(x).addr,
@@ -201,7 +205,7 @@ function finish(p: Prepared, r: FusedResultStruct): FusedResult {
     q, k, v, g, beta,
     convState: p.convState,
     requested: p.arm,
-    launch: { arm: FUSED_ARMS[r.arm_ran], threadsPerBlock: r.threads_per_block, grid: [r.grid_x, r.grid_y], tokensPerProgram: r.tokens_per_program },
+    launch: { arm: armName('fused', r.arm_ran), threadsPerBlock: r.threads_per_block, grid: [r.grid_x, r.grid_y], tokensPerProgram: r.tokens_per_program },
     mutant: p.mutant,
     backend: p.backend.kind,
     release: () => releaseAll(p),

@@ -8,6 +8,7 @@
 #include "common/fused_plan.h"
 #include "common/internal.h"
 #include "common/matmul_plan.h"
+#include "common/postconv_plan.h"
 
 #include <string>
 #include <vector>
@@ -19,8 +20,7 @@ struct PlannedOp {
   int32_t kind = GDN_OP_NONE;
   ConvPlan conv;
   UpdatePlan update;
-  gdn_postconv_args postconv_args{};
-  gdn_postconv_result postconv{};
+  PostconvPlan postconv;
   gdn_copy_args copy{};
   FusedPlan fused;
 };
@@ -29,8 +29,10 @@ namespace host {
 gdn_status alloc(gdn_backend* b, uint64_t bytes, uint64_t* addr);
 void release(uint64_t addr);
 gdn_status device_info(gdn_backend* b, gdn_device_info* info);
-void conv_run(const ConvPlan& plan);
-void update_run(const UpdatePlan& plan);
+// The op families on the host backend (host/replay_host.cpp): every arm through the one replay loop.
+gdn_status conv_run(gdn_backend* b, const ConvPlan& plan);
+gdn_status update_run(gdn_backend* b, const UpdatePlan& plan);
+gdn_status postconv_run(gdn_backend* b, const PostconvPlan& plan);
 void matmul_run(const MatmulPlan& plan);
 // The fused op's blocks in forward order, threads as fibers (its body shuffles); a fault names the op.
 gdn_status fused_run(gdn_backend* b, const FusedPlan& plan);
@@ -58,6 +60,7 @@ gdn_status conv_prepare(gdn_backend* b, ConvPlan* plan);
 // Enqueue one planned op on the backend's stream (no synchronisation).
 gdn_status conv_launch(gdn_backend* b, const ConvPlan& plan);
 gdn_status update_launch(gdn_backend* b, const UpdatePlan& plan);
+gdn_status postconv_launch(gdn_backend* b, const PostconvPlan& plan);
 gdn_status matmul_launch(gdn_backend* b, const MatmulPlan& plan);
 // Copies the fused plan's program list to the device (once per plan), then enqueues the op.
 gdn_status fused_prepare(gdn_backend* b, FusedPlan* plan);

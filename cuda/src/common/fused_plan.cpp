@@ -38,8 +38,10 @@ bool span_bytes(int64_t rows, int64_t stride, int64_t row_len, int64_t elem_byte
 
 gdn_status fused_plan(gdn_backend* b, const gdn_fused_args* a, FusedPlan* plan) {
   if (a == nullptr) return fail(b, GDN_ERR_INVALID_ARGUMENT, "args: expected a gdn_fused_args, got NULL");
-  if (a->arm < 0 || a->arm >= GDN_FUSED_ARM_COUNT)
-    return fail(b, GDN_ERR_INVALID_ARGUMENT, "args.arm: expected a gdn_fused_arm (0 head-tile), got %d", (int)a->arm);
+  plan->arm = registry::get(registry::kFused, a->arm);
+  if (!plan->arm)
+    return fail(b, GDN_ERR_INVALID_ARGUMENT, "args.arm: expected a fused arm (%s), got %d",
+                registry::id_list(registry::kFused).c_str(), (int)a->arm);
   if (a->mutant < 0 || a->mutant >= GDN_FUSED_MUTANT_COUNT)
     return fail(b, GDN_ERR_INVALID_ARGUMENT,
                 "args.mutant: expected a gdn_fused_mutant (0 none, 1 seq-fold, 2 no-round), got %d", (int)a->mutant);
@@ -191,10 +193,10 @@ gdn_status fused_plan(gdn_backend* b, const gdn_fused_args* a, FusedPlan* plan) 
 
   std::memset(&plan->result, 0, sizeof plan->result);
   plan->result.arm_ran = a->arm;
-  plan->result.threads_per_block = fused::kThreads;
+  plan->result.threads_per_block = plan->arm->info.threads_per_block;
   plan->result.grid_x = (int32_t)slots;
   plan->result.grid_y = (int32_t)programs;
-  plan->result.tokens_per_program = fused::kChunk;
+  plan->result.tokens_per_program = plan->arm->info.tokens_per_program;
 
   fused::Params& p = plan->params;
   p = fused::Params{};
@@ -222,9 +224,12 @@ gdn_status fused_plan(gdn_backend* b, const gdn_fused_args* a, FusedPlan* plan) 
   gp.dt_bias = addr_ptr<const float>(a->dt_bias);
   gp.g = addr_ptr<float>(a->g);
   gp.beta = addr_ptr<float>(a->beta);
-  plan->x_dtype = a->x_dtype;
-  plan->conv_dtype = a->conv_dtype;
-  plan->qkv_dtype = a->qkv_dtype;
+  plan->combo = 4 * (a->x_dtype == GDN_BF16) + 2 * (a->conv_dtype == GDN_BF16) + (a->qkv_dtype == GDN_BF16);
+  plan->build = a->mutant != GDN_FUSED_MUTANT_NONE ? 1 : 0;
+  if (plan->build && !plan->arm->has_planted())
+    return fail(b, GDN_ERR_UNSUPPORTED, "args.mutant: fused arm %s has no planted-mutant build", plan->arm->info.name);
+  // The planted build is compiled for the widest window only, which serves every K.
+  plan->variant = plan->build ? plan->arm->variants - 1 : plan->arm->variant_for(&plan->params);
   return GDN_OK;
 }
 

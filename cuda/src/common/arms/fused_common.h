@@ -1,4 +1,4 @@
-// fused_kernels.h — the fused conv -> post-conv op (docs/SPEC.md, "Fused conv -> post-conv"): the causal
+// fused_common.h — what the fused conv -> post-conv arms share (docs/SPEC.md, "Fused conv -> post-conv"): the causal
 // conv + SiLU of DOMAIN.md §3 and the split / L2 norm / gates of §4 in one pass. x is read once; q, k, v,
 // g, beta and the final conv state are written; the conv output never reaches memory.
 //
@@ -35,9 +35,10 @@
 #include <cstring>
 #include <stdint.h>
 
-#include "common/conv_arms.h"
+#include "common/arms/arm_spec.h"
+#include "common/arms/conv_common.h"
+#include "common/arms/postconv_common.h"
 #include "common/exec.h"
-#include "common/postconv_kernels.h"
 
 namespace gdn {
 namespace fused {
@@ -76,6 +77,15 @@ struct Params {
   void* v;            // [T, Hv, 128]
   const int32_t* programs;  // (sequence, chunk) pairs, program y at [2y, 2y+1]
   postconv::Params gates;   // a, b, strides, A_log, dt_bias, g, beta, Hv: postconv::gate_element reads these
+};
+
+// ----------------------------------------------------------------- planted mutants
+// Compiled into a separate instantiation (the plan picks it when args.mutant != 0): production bodies
+// take gdn::NoMutant, whose every test folds to false at compile time.
+using gdn::NoMutant;
+struct PlantedMutants {
+  static constexpr bool kPlanted = true;
+  GDN_HDI static bool is(const Params& p, int mutant) { return p.mutant == mutant; }
 };
 
 // ----------------------------------------------------------------- head slots
@@ -237,175 +247,6 @@ GDN_HDI void gates_thread(const Params& p, const Span& s, int tid) {
     if (p.gate_bf16) postconv::gate_element<uint16_t>(p.gates, tok, h);
     else postconv::gate_element<float>(p.gates, tok, h);
   }
-}
-
-// ----------------------------------------------------------------- the per-thread body
-// TX: x / weight / bias; TC: the chain's conv_out dtype; TQ: q, k, v. W = 4 serves K <= 4, W = 8 serves
-// K <= 8 (the window and weights right-aligned in W slots, taps below W-K skipped, as conv_arms.h does).
-// kPlanted: the instantiation that reads p.mutant (production instantiations never test it).
-template <class TX, class TC, class TQ, int W, bool kPlanted, class Ctx>
-GDN_HD inline void head_tile_body(const Params& p, Ctx& t) {
-  const int tid = t.tid();
-  const Span s = program_span(p, t.by());
-  const Slot slot = decode_slot(p, t.bx());
-  if (slot.kind == kSlotGates) {
-    gates_thread(p, s, tid);
-    return;
-  }
-  const int g = tid / kLanes, j = tid % kLanes;
-  const int n = group_tokens(s, g);
-  // Both halves of a warp run the same number of row batches, so every lane takes part in every
-  // shuffle (a half with fewer tokens computes on zeros and stores nothing).
-  const int n_warp = n > group_tokens(s, g ^ 1) ? n : group_tokens(s, g ^ 1);
-  if (n_warp == 0) return;
-  const int K = p.K;
-  const TX* x = static_cast<const TX*>(p.x);
-  const TX* w = static_cast<const TX*>(p.w);
-  const int64_t c_lo = slot.src_col + kVec * j;  // features 4j.. ; c_lo + kHalf: features 64+4j..
-  const bool init = has_initial_state(p, s.seq);
-  const int64_t tg = s.t0 + (int64_t)g * kGroupTokens;  // the group's first token
-  auto channel = [&](int i) -> int64_t { return c_lo + (i < kVec ? i : kHalf + i - kVec); };
-
-  float wr[kFeat][W], win[kFeat][W], bias[kFeat];
-  GDN_UNROLL
-  for (int i = 0; i < kFeat; ++i) {
-    const int64_t c = channel(i);
-    bias[i] = p.bias ? conv::load(static_cast<const TX*>(p.bias), c) : 0.0f;
-    GDN_UNROLL
-    for (int jj = 0; jj < W; ++jj) {
-      wr[i][jj] = jj >= W - K ? conv::load(w, c * K + conv::tap_of_slot(jj, W, K, false)) : 0.0f;
-      win[i][jj] = 0.0f;
-    }
-  }
-  // The K-1 history rows of the group's first token: slot jj holds row tg - (W - jj).
-  if (n > 0) {
-    GDN_UNROLL
-    for (int jj = 1; jj < W; ++jj) {
-      if (jj < W - K + 1) continue;
-      const int64_t row = tg - (W - jj);
-      if (row >= s.start) {
-        float lo[kVec], hi[kVec];
-        load4(x + row * p.x_stride + c_lo, lo);
-        load4(x + row * p.x_stride + c_lo + kHalf, hi);
-        GDN_UNROLL
-        for (int e = 0; e < kVec; ++e) {
-          win[e][jj] = lo[e];
-          win[kVec + e][jj] = hi[e];
-        }
-      } else {
-        // Only group 0 of chunk 0 gets here: the old state, column K-1 + (row - start).
-        GDN_UNROLL
-        for (int i = 0; i < kFeat; ++i)
-          win[i][jj] = init ? p.state[((int64_t)s.seq * p.C + channel(i)) * (K - 1) + (K - 1) + (row - s.start)] : 0.0f;
-      }
-    }
-  }
-  // The final state: written by the one thread that read the old state (group 0 of chunk 0), after its
-  // reads. State column j = the raw input at row end - (K-1) + j, or the shifted old state before the start.
-  if (s.first && g == 0 && n > 0) {
-    GDN_UNROLL
-    for (int i = 0; i < kFeat; ++i) {
-      float* st = p.state + ((int64_t)s.seq * p.C + channel(i)) * (K - 1);
-      float fin[conv::kMaxK - 1];
-      for (int jj = 0; jj < K - 1; ++jj) {
-        const int64_t row = s.end - (K - 1) + jj;
-        fin[jj] = row >= s.start ? conv::load(x, row * p.x_stride + channel(i)) : (init ? st[K - 1 + (row - s.start)] : 0.0f);
-      }
-      for (int jj = 0; jj < K - 1; ++jj) st[jj] = fin[jj];
-    }
-  }
-
-  TQ* dst = static_cast<TQ*>(slot.dst);
-  const bool qk = slot.kind != kSlotV;
-  const bool no_round = kPlanted && p.mutant == kNoRound;
-  const bool seq_fold = kPlanted && p.mutant == kSeqFold;
-  for (int r0 = 0; r0 < n_warp; r0 += kRows) {
-    float rows[kRows][kFeat];
-    GDN_UNROLL
-    for (int r = 0; r < kRows; ++r) {
-      if (r0 + r < n) {
-        const int64_t row = tg + r0 + r;
-        float lo[kVec], hi[kVec];
-        load4(x + row * p.x_stride + c_lo, lo);
-        load4(x + row * p.x_stride + c_lo + kHalf, hi);
-        GDN_UNROLL
-        for (int e = 0; e < kVec; ++e) {
-          rows[r][e] = lo[e];
-          rows[r][kVec + e] = hi[e];
-        }
-      } else {
-        GDN_UNROLL
-        for (int i = 0; i < kFeat; ++i) rows[r][i] = 0.0f;
-      }
-    }
-    // Pre-activations of the kRows x 8 outputs; when all are in exp's common range (nearly always) the
-    // activations are straight-line code (gdn_silu_fast == gdn_silu there).
-    float y[kRows][kFeat];
-    bool fast = true;
-    GDN_UNROLL
-    for (int r = 0; r < kRows; ++r) {
-      GDN_UNROLL
-      for (int i = 0; i < kFeat; ++i) {
-        GDN_UNROLL
-        for (int jj = 0; jj + 1 < W; ++jj) win[i][jj] = win[i][jj + 1];
-        win[i][W - 1] = rows[r][i];
-        y[r][i] = conv::apply_taps<W>(wr[i], win[i], K, bias[i]);
-        fast = fast && gdn_expf_fast_range(y[r][i]);
-      }
-    }
-    // Two loops rather than a select per element, so the fast path is straight-line code.
-    if (fast) {
-      GDN_UNROLL
-      for (int r = 0; r < kRows; ++r)
-        GDN_UNROLL
-        for (int i = 0; i < kFeat; ++i) y[r][i] = gdn_silu_fast(y[r][i]);
-    } else {
-      GDN_UNROLL
-      for (int r = 0; r < kRows; ++r)
-        GDN_UNROLL
-        for (int i = 0; i < kFeat; ++i) y[r][i] = gdn_silu(y[r][i]);
-    }
-    GDN_UNROLL
-    for (int r = 0; r < kRows; ++r)
-      GDN_UNROLL
-      for (int i = 0; i < kFeat; ++i) y[r][i] = no_round ? y[r][i] : round_conv<TC>(y[r][i]);
-    if (qk) {
-      float inv[kRows];
-      GDN_UNROLL
-      for (int r = 0; r < kRows; ++r)
-        inv[r] = postconv::l2_inv(seq_fold ? head_sumsq_seq_fold(t, y[r]) : head_sumsq(t, y[r], j));
-      GDN_UNROLL
-      for (int r = 0; r < kRows; ++r)
-        GDN_UNROLL
-        for (int i = 0; i < kFeat; ++i) y[r][i] = y[r][i] * inv[r];
-    }
-    GDN_UNROLL
-    for (int r = 0; r < kRows; ++r) {
-      if (r0 + r >= n) continue;
-      TQ* d = dst + (tg + r0 + r) * slot.dst_row + slot.dst_col + kVec * j;
-      const float lo[kVec] = {y[r][0], y[r][1], y[r][2], y[r][3]};
-      const float hi[kVec] = {y[r][4], y[r][5], y[r][6], y[r][7]};
-      store4(d, lo);
-      store4(d + kHalf, hi);
-    }
-  }
-}
-
-// ----------------------------------------------------------------- host-side helpers
-template <class T> struct Type { using type = T; };
-
-// Calls f(Type<TX>{}, Type<TC>{}, Type<TQ>{}) with float / uint16_t (bf16) for the three dtypes
-// (validated by fused_plan to be GDN_F32 or GDN_BF16). The gate dtype is a run-time flag: it only
-// touches the gates slot.
-template <class F>
-inline void dispatch_dtypes(int32_t x_dtype, int32_t conv_dtype, int32_t qkv_dtype, F&& f) {
-  auto pick_q = [&](auto tx, auto tc) {
-    if (qkv_dtype == GDN_BF16) f(tx, tc, Type<uint16_t>{}); else f(tx, tc, Type<float>{});
-  };
-  auto pick_c = [&](auto tx) {
-    if (conv_dtype == GDN_BF16) pick_q(tx, Type<uint16_t>{}); else pick_q(tx, Type<float>{});
-  };
-  if (x_dtype == GDN_BF16) pick_c(Type<uint16_t>{}); else pick_c(Type<float>{});
 }
 
 }  // namespace fused
