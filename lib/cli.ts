@@ -128,12 +128,12 @@ function printConvReport(report: ConvCheckReport, label: string): void {
   const byCase = new Map<string, string[]>();
   for (const r of report.results) {
     const cell = r.maxAbsError !== undefined  // the reference arm's row: its error against float64
-      ? `f64 max|err| ${r.maxAbsError?.toExponential(2)}${r.withinTolerance ? '' : ' OUT OF TOLERANCE'}`
+      ? `f64 max|err| ${r.maxAbsError?.toExponential(2)}${r.withinTolerance ? '' : ' OUT OF TOLERANCE'}${r.roundingViolations ? ` ROUNDING: ${r.roundingViolations} bf16 elements not rounded to nearest even` : ''}${r.stateMismatches ? ` STATE: ${r.stateMismatches} elements differ from the raw inputs` : ''}`
       : `${r.arm}/${r.mapping}${r.armRan !== r.arm ? `(ran ${r.armRan})` : ''} ${r.ok ? 'ok' : `MISMATCH out ${r.outMismatches} state ${r.stateMismatches}`}`;
     byCase.set(r.case, [...(byCase.get(r.case) ?? []), cell]);
   }
   for (const [name, cells] of byCase) {
-    const bad = cells.filter((c) => /MISMATCH|OUT OF/.test(c));
+    const bad = cells.filter((c) => /MISMATCH|OUT OF|ROUNDING:|STATE:/.test(c));
     console.log(`${bad.length ? 'FAIL' : 'ok  '} ${name}: ${bad.length ? bad.join('; ') : cells[0]}`);
   }
   for (const x of report.crossBackend) {
