@@ -24,9 +24,10 @@ __global__ void __launch_bounds__(Arm::spec.threads, Arm::spec.min_blocks)
 // The planted build exists for the last variant only (as on the host: arms_host.cpp).
 template <class Arm, class TX, class TC, class TQ, class M, int V = 0>
 gdn_status fused_variant(gdn_backend* b, const FusedPlan& plan, cudaStream_t stream) {
-  if constexpr (V < Arm::kVariants) {
-    if (plan.variant != V || (M::kPlanted && V != Arm::kVariants - 1))
-      return fused_variant<Arm, TX, TC, TQ, M, V + 1>(b, plan, stream);
+  if constexpr (M::kPlanted && V < Arm::kVariants - 1) {
+    return fused_variant<Arm, TX, TC, TQ, M, V + 1>(b, plan, stream);  // not built: no kernel instantiated
+  } else if constexpr (V < Arm::kVariants) {
+    if (plan.variant != V) return fused_variant<Arm, TX, TC, TQ, M, V + 1>(b, plan, stream);
     const int64_t gx = plan.result.grid_x, gy = plan.result.grid_y;
     fused_kernel<Arm, TX, TC, TQ, M, V><<<(unsigned)(gx * gy), (unsigned)plan.result.threads_per_block, 0, stream>>>(
         plan.params, gx, gy);
