@@ -1,4 +1,6 @@
-// `gdnlab bench conv|postconv|fused [--backend host|cuda] [--quick] [--no-torch] [--json FILE] [--markdown FILE]`
+// `gdnlab bench conv|postconv|fused [--backend host|cuda] [--quick] [--no-torch] [--samples] [--vllm DIR] [--json FILE] [--markdown FILE]`
+// --samples keeps every timing run with its raw samples in the JSON (report.timings); --vllm (fused): vLLM's own
+// conv + post-conv from bench/pack-vllm.sh, timed beside.
 
 import * as fs from 'fs';
 import { Backend, activeBackend } from '../backend';
@@ -16,6 +18,7 @@ export async function benchCommand(op: 'conv' | 'postconv' | 'fused', args: Args
     backend,
     quick,
     torch: !args.flags.has('no-torch'),
+    samples: args.flags.has('samples'),
     vllmPath: typeof args.flags.get('vllm') === 'string' ? (args.flags.get('vllm') as string) : process.env.GDN_VLLM_PATH,
     log: (l: string) => console.error(l),
   };
