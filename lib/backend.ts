@@ -2,7 +2,7 @@
 // runs them on a GPU. GDN_BACKEND=auto|cuda|host picks the active one (auto: CUDA when a GPU is
 // usable, else host, and `backendChoice()` says why).
 
-import { gdnLib, GdnLib, Fn, encodeOps, freeNative, OP_KIND, OpKind, ConvArgs, ConvUpdateArgs, PostconvArgs, CopyArgs } from './native/gdn';
+import { gdnLib, GdnLib, Fn, encodeOps, freeNative, OP_KIND, OpKind, ConvArgs, ConvUpdateArgs, PostconvArgs, CopyArgs, FusedArgs } from './native/gdn';
 
 export type BackendKind = 'host' | 'cuda';
 
@@ -30,7 +30,7 @@ export interface DeviceInfo {
 /** An op ready for the native timing loop (built by the ops modules: conv.prepare, postconv.prepare, copyOp). */
 export interface NativeOp {
   kind: OpKind;
-  args: ConvArgs | ConvUpdateArgs | PostconvArgs | CopyArgs;
+  args: ConvArgs | ConvUpdateArgs | PostconvArgs | CopyArgs | FusedArgs;
   label?: string;
 }
 

@@ -26,7 +26,7 @@ export function parseArgs(argv: string[]): Args {
   return { positional, flags };
 }
 
-const VALUE_FLAGS = new Set(['channels', 'trials', 'widen', 'backend', 'out', 'timeout', 'python', 'prefix', 'name', 'cases', 'seed', 'markdown']);
+const VALUE_FLAGS = new Set(['vllm', 'channels', 'trials', 'widen', 'backend', 'out', 'timeout', 'python', 'prefix', 'name', 'cases', 'seed', 'markdown']);
 
 const USAGE = `usage: gdnlab <command>
   info [--json]                               backend, library and device facts
@@ -36,8 +36,11 @@ const USAGE = `usage: gdnlab <command>
   check race [--backend host|cuda] [--trials N] [--widen CYCLES] [--json]
                                               #305 trials: exact and sequence never corrupted
   check postconv [--backend host|cuda] [--quick] [--mutants] [--json]
+  check fused [--backend host|cuda] [--quick] [--mutants] [--json]
+                                              fused conv→post-conv vs conv(scalar)→post-conv(tree), bit for bit
   check sanitize [--backend B]                one small launch of every arm (run under compute-sanitizer)
-  bench conv|postconv [--backend B] [--quick] [--no-torch] [--samples] [--json [FILE]] [--markdown FILE]
+  bench conv|postconv|fused [--backend B] [--quick] [--no-torch] [--samples] [--json [FILE]] [--markdown FILE]
+                          [--vllm DIR]        (fused: vLLM's conv + post-conv from bench/pack-vllm.sh, timed beside)
                                               every arm vs a device copy of the same bytes and PyTorch eager, one run
                                               (--samples: every raw timing sample in the JSON)
   bench verdict [--backend B]                 timing self-check: same arm twice = same, scalar = slower
@@ -71,7 +74,8 @@ async function armsCommand(args: Args): Promise<number> {
     lines.push(`${op}:`);
     for (const a of table[op]) {
       const shared = a.sharedBytes.perK ? `${a.sharedBytes.base} + ${a.sharedBytes.perK}·K B shared` : a.sharedBytes.base ? `${a.sharedBytes.base} B shared` : 'no shared memory';
-      const per = op === 'postconv' ? `${a.perBlock} head slot(s) x ${a.tokensPerProgram} token(s) per block, layout ${a.layout}` : `${a.perBlock} channels per block`;
+      const per = op === 'postconv' ? `${a.perBlock} head slot(s) x ${a.tokensPerProgram} token(s) per block, layout ${a.layout}`
+        : op === 'fused' ? `${a.perBlock} head slot(s) x a ${a.tokensPerProgram}-token program per block` : `${a.perBlock} channels per block`;
       const tokens = op === 'conv' ? (a.tokensPerProgram ? `, ${a.tokensPerProgram}-token programs` : ', whole sequences') : '';
       const threads = a.threadsFromD ? `max(32, pow2 >= Dk) threads (<= ${a.threadsPerBlock})` : `${a.threadsPerBlock} threads`;
       lines.push(`  ${String(a.id).padStart(2)} ${a.name.padEnd(12)} ${a.description}`);
@@ -229,15 +233,16 @@ export async function main(argv: string[]): Promise<number> {
           return 0;
         }
         if (sub === 'postconv') return await (await import('./check/postconv')).postconvCommand(args, pickBackend(args.flags));
-        throw new UsageError(`check: expected conv, race or postconv, got ${sub ?? 'nothing'}`);
+        if (sub === 'fused') return await (await import('./check/fused')).fusedCommand(args, pickBackend(args.flags));
+        throw new UsageError(`check: expected conv, race, postconv or fused, got ${sub ?? 'nothing'}`);
       case 'bench':
-        if (sub === 'conv' || sub === 'postconv') return await (await import('./bench/cli')).benchCommand(sub, args);
+        if (sub === 'conv' || sub === 'postconv' || sub === 'fused') return await (await import('./bench/cli')).benchCommand(sub, args);
         if (sub === 'verdict') {
           const v = await (await import('./bench/verdict')).verdictSelfCheck(pickBackend(args.flags));
           console.log(`${v.same}\n${v.slower}\n${v.line}`);
           return v.same.verdict === 'same' && v.slower.verdict === 'slower' ? 0 : 1;
         }
-        throw new UsageError(`bench: expected conv or postconv, got ${sub ?? 'nothing'}`);
+        throw new UsageError(`bench: expected conv, postconv or fused, got ${sub ?? 'nothing'}`);
       case 'notebooks':
         return await (await import('./notebooks/cli')).notebooksCommand(argv.slice(argv.indexOf('notebooks') + 1));
       case 'kernel': {

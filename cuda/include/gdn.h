@@ -36,7 +36,7 @@ extern "C" {
 #define GDN_API __attribute__((visibility("default")))
 #endif
 
-#define GDN_ABI_VERSION 2
+#define GDN_ABI_VERSION 3
 
 /* ---------------------------------------------------------------- status */
 typedef enum gdn_status {
@@ -117,7 +117,8 @@ typedef enum gdn_op_kind {
   GDN_OP_CONV = 1,
   GDN_OP_CONV_UPDATE = 2,
   GDN_OP_POSTCONV = 3,
-  GDN_OP_COPY = 4 /* device-to-device copy: the memory roofline */
+  GDN_OP_COPY = 4, /* device-to-device copy: the memory roofline */
+  GDN_OP_FUSED = 5 /* fused conv -> post-conv (gdn_fused_forward) */
 } gdn_op_kind;
 
 typedef uint64_t gdn_addr;
@@ -143,7 +144,7 @@ typedef struct gdn_backend gdn_backend;
 #define GDN_LAYOUT_TILE_SLOTS 2 /* post-conv: ((2Hk+Hv+1) x folds, rows) blocks of (head slot, 16-token tile) */
 
 typedef struct gdn_arm_info {
-  int32_t op;                 /* gdn_op_kind: GDN_OP_CONV, GDN_OP_CONV_UPDATE or GDN_OP_POSTCONV */
+  int32_t op;                 /* gdn_op_kind: GDN_OP_CONV, GDN_OP_CONV_UPDATE, GDN_OP_POSTCONV or GDN_OP_FUSED */
   int32_t id;                 /* the value of args.arm that selects it */
   char name[32];
   char description[224];
@@ -164,7 +165,7 @@ typedef struct gdn_arm_info {
   int32_t reserved[8];
 } gdn_arm_info;
 
-/* Arms of an op family (GDN_OP_CONV, GDN_OP_CONV_UPDATE, GDN_OP_POSTCONV): the built-in ones, then
+/* Arms of an op family (GDN_OP_CONV, GDN_OP_CONV_UPDATE, GDN_OP_POSTCONV, GDN_OP_FUSED): the built-in ones, then
  * any registered at run time. -1 (with gdn_last_error) for another op. */
 GDN_API int32_t gdn_arm_count(int32_t op);
 GDN_API gdn_status gdn_arm_info_get(int32_t op, int32_t id, gdn_arm_info* out);
@@ -341,6 +342,64 @@ typedef struct gdn_matmul_args {
 } gdn_matmul_args;
 GDN_API gdn_status gdn_matmul_nt(gdn_backend* backend, const gdn_matmul_args* args);
 
+/* ---------------------------------------------------------------- fused conv -> post-conv */
+/* The causal conv (DOMAIN.md §3) and the post-conv (§4) in one pass: x is read once; q, k (L2-normalised),
+ * v, g, beta and the final conv state are written; the conv output never reaches memory. Bit-identical to
+ * gdn_conv_forward (arm scalar, out_dtype = conv_dtype) followed by gdn_postconv_forward (arm tree): each
+ * conv output is rounded to conv_dtype exactly where that chain stores it, and the q/k sum of squares is
+ * summed in the tree's order. Needs Dk = Dv = 128 (the head size of every Qwen3.5 model). */
+/* Ids of the built-in fused arms; the table is gdn_arm_info_get(GDN_OP_FUSED, id, ...). */
+typedef enum gdn_fused_arm {
+  GDN_FUSED_HEAD_TILE = 0 /* one block per (head slot, 64-token program of a sequence): 8 groups of 16 lanes,
+                             a lane holds features 4j..4j+3 and 64+4j..64+4j+3 of a head for 8 tokens */
+} gdn_fused_arm;
+
+/* Planted mutations of the fused op, for proving that the checks catch them. */
+typedef enum gdn_fused_mutant {
+  GDN_FUSED_MUTANT_NONE = 0,
+  GDN_FUSED_MUTANT_SEQ_FOLD = 1, /* each lane sums its 8 squares in sequence, then a 16-lane butterfly: not the tree */
+  GDN_FUSED_MUTANT_NO_ROUND = 2, /* the conv output is not rounded to conv_dtype before the post-conv */
+  GDN_FUSED_MUTANT_COUNT = 3
+} gdn_fused_mutant;
+
+typedef struct gdn_fused_args {
+  int64_t T, Hk, Hv, Dk, Dv; /* x has C = 2*Hk*Dk + Hv*Dv channels: [q heads | k heads | v heads] */
+  int64_t K;                 /* taps, 2..GDN_CONV_MAX_K */
+  int32_t num_seqs;          /* N */
+  int32_t x_dtype;           /* F32 or BF16; weight and bias have the same dtype */
+  int32_t conv_dtype;        /* F32 or BF16: the dtype the two-op chain stores the conv output in */
+  int32_t qkv_dtype;         /* F32 or BF16 */
+  int32_t gate_dtype;        /* dtype of a and b: F32 or BF16 */
+  int32_t his_dtype;         /* has_initial_state dtype: I8 or I32 */
+  int32_t arm;               /* gdn_fused_arm */
+  int32_t mutant;            /* gdn_fused_mutant; NONE in normal use */
+  int64_t x_row_stride;      /* elements between rows of x, >= C, a multiple of 4 */
+  int64_t a_row_stride, b_row_stride; /* elements, >= Hv */
+  gdn_addr x;                /* [T, x_row_stride], 8-byte (bf16) or 16-byte (f32) aligned */
+  gdn_addr weight;           /* [C, K] */
+  gdn_addr bias;             /* [C] or 0 */
+  gdn_addr query_start_loc;  /* [N+1] int32, 0 = qsl[0] <= ... <= qsl[N] = T */
+  gdn_addr has_initial_state; /* [N] his_dtype, or 0 */
+  gdn_addr conv_state;       /* [N, C, K-1] f32, read and written in place */
+  gdn_addr a, b;             /* first element of row 0 of each */
+  gdn_addr A_log, dt_bias;   /* [Hv] f32 */
+  gdn_addr q, k;             /* [T, Hk, Dk] qkv_dtype, aligned like x */
+  gdn_addr v;                /* [T, Hv, Dv] qkv_dtype, aligned like x */
+  gdn_addr g, beta;          /* [T, Hv] f32 */
+} gdn_fused_args;
+
+typedef struct gdn_fused_result {
+  int32_t arm_ran;
+  int32_t threads_per_block;
+  int32_t grid_x;             /* head slots: 2*Hk + Hv + 1 (the last computes the gates) */
+  int32_t grid_y;             /* programs: (sequence, 64-token chunk) pairs */
+  int32_t tokens_per_program;
+  int32_t reserved[3];
+} gdn_fused_result;
+
+/* Runs the fused op. result (may be NULL) receives what ran. */
+GDN_API gdn_status gdn_fused_forward(gdn_backend* backend, const gdn_fused_args* args, gdn_fused_result* result);
+
 /* ---------------------------------------------------------------- timing */
 typedef struct gdn_copy_args {
   gdn_addr dst, src;
@@ -355,6 +414,7 @@ typedef struct gdn_op {
   gdn_conv_update_args update;
   gdn_postconv_args postconv;
   gdn_copy_args copy;
+  gdn_fused_args fused;
 } gdn_op;
 
 typedef struct gdn_timing_config {

@@ -11,6 +11,8 @@ import { Tensor } from '../tensor';
 import { Rng } from '../random';
 import * as conv from '../ops/conv';
 import * as postconv from '../ops/postconv';
+import * as fused from '../ops/fused';
+import { compareFused, totalMismatches, FUSED_OUTPUTS } from '../check/fused';
 import { copyOp } from '../ops/copy';
 import { timeArms, TimingCase, TimingResult, TimingOptions } from '../analysis/timing';
 import { projectRoot } from '../native/gdn';
@@ -40,7 +42,7 @@ export interface BenchRow {
 }
 
 export interface BenchReport {
-  op: 'conv' | 'postconv';
+  op: 'conv' | 'postconv' | 'fused';
   revision: string;
   provenance: TimingResult['provenance'] | null;
   torch: { version: string; cuda: string; device: string } | { error: string } | null;
@@ -120,6 +122,8 @@ export interface BenchOptions {
   /** Run PyTorch eager on the same shapes (CUDA only; needs python3 with torch). */
   torch?: boolean;
   python?: string;
+  /** bench fused: the folder made by bench/pack-vllm.sh; vLLM's own conv + post-conv kernels are timed beside (CUDA only). */
+  vllmPath?: string;
   timing?: TimingOptions;
   /** Keep every timing run with its raw samples in report.timings. */
   samples?: boolean;
@@ -282,6 +286,149 @@ export async function benchPostconv(opts: BenchOptions): Promise<BenchReport> {
   return report;
 }
 
+// ------------------------------------------------------------------------------------------ fused
+
+export interface FusedBenchShape {
+  id: string;
+  Hk: number;
+  Hv: number;
+  lengths: number[];
+  initialState: boolean[];
+}
+
+export function fusedBenchShapes(quick = false): FusedBenchShape[] {
+  const shapes: FusedBenchShape[] = [];
+  for (const Hv of [32, 48]) {
+    const model = Hv === 32 ? 'Qwen3.5-4B' : 'Qwen3.5-27B';
+    // --quick (host): the toy layout Hk = 1, Hv = 2 at the same head size.
+    const Hk = quick ? 1 : 16;
+    const hv = quick ? Hv / 16 : Hv;
+    for (const T of quick ? [64, 256] : [2048, 8192, 32768]) shapes.push({ id: `${model}${quick ? ' (quick: Hk=1, Hv=' + hv + ')' : ''} T=${T}`, Hk, Hv: hv, lengths: [T], initialState: [false] });
+    const lengths = quick ? varlenLengths(128, 8) : varlenLengths();
+    shapes.push({ id: `${model}${quick ? ' (quick)' : ''} varlen ${lengths.length}×, ${lengths.reduce((a, b) => a + b, 0)} tok`, Hk, Hv: hv, lengths, initialState: lengths.map((_, i) => i % 2 === 0) });
+  }
+  return shapes;
+}
+
+/**
+ * The fused op beside the two-op chain it replaces, in one run per shape: fused head-tile, the fastest
+ * correct conv arm (vec/exact) and post-conv arm (token-tile), and a device copy of the fused op's own
+ * traffic (x read, q/k/v/g/beta written, a/b read, the state read and written). Before timing, the fused
+ * outputs and the vec → token-tile chain's are compared bit for bit with the reference chain
+ * conv(scalar) → post-conv(tree) at the benchmark shape; a row that differs is marked incorrect.
+ */
+export async function benchFused(opts: BenchOptions): Promise<BenchReport> {
+  const backend = opts.backend;
+  const report: BenchReport = { op: 'fused', revision: revision(), provenance: null, torch: { error: 'bench/torch_reference.py has no fused case; bench conv and bench postconv time each step against PyTorch' }, rows: [], copies: [], torchRows: [], stops: [] };
+  const K = 4;
+  const D = fused.FUSED_HEAD_DIM;
+  for (const shape of fusedBenchShapes(opts.quick)) {
+    const T = shape.lengths.reduce((a, b) => a + b, 0);
+    const N = shape.lengths.length;
+    const dims = { Hk: shape.Hk, Hv: shape.Hv, Dk: D, Dv: D };
+    const C = (2 * shape.Hk + shape.Hv) * D;
+    const qsl = [0];
+    for (const l of shape.lengths) qsl.push(qsl[qsl.length - 1] + l);
+    const packed = Tensor.random([T, 2 * shape.Hv], 'bf16', { seed: 5, scale: 2 }).to(backend);
+    const inputs: fused.FusedInputs = {
+      x: Tensor.random([T, C], 'bf16', { seed: 1 }).to(backend),
+      weight: Tensor.random([C, K], 'bf16', { seed: 2, scale: 0.5 }).to(backend),
+      queryStartLoc: qsl,
+      hasInitialState: shape.initialState,
+      convState: Tensor.random([N, C, K - 1], 'f32', { seed: 3 }).to(backend),
+      b: packed.sliceCols(0, shape.Hv),
+      a: packed.sliceCols(shape.Hv, shape.Hv),
+      ALog: Tensor.random([shape.Hv], 'f32', { seed: 6, scale: 0.5 }).to(backend),
+      dtBias: Tensor.random([shape.Hv], 'f32', { seed: 7 }).to(backend),
+    };
+    const fopts: fused.FusedOptions = { ...dims, convDtype: 'bf16', qkvDtype: 'bf16', backend };
+    const convInputs = { x: inputs.x, weight: inputs.weight, queryStartLoc: qsl, hasInitialState: shape.initialState, convState: inputs.convState };
+    // ---- validation at the benchmark shape
+    const ref = await fused.chain(inputs, fopts);
+    const got = await fused.forward(inputs, fopts);
+    const fusedDiff = compareFused(got, ref);
+    got.release();
+    const convFast = await conv.forward(convInputs, { arm: 'vec', mapping: 'exact', outDtype: 'bf16', backend });
+    const postFast = await postconv.forward({ convOut: convFast.out, a: inputs.a, b: inputs.b, ALog: inputs.ALog, dtBias: inputs.dtBias }, { ...dims, arm: 'token-tile', qkvDtype: 'bf16', backend });
+    const chainDiff = compareFused({ ...postFast, convState: convFast.convState, release: () => undefined }, ref);
+    ref.release();
+    const fusedOk = totalMismatches(fusedDiff) === 0;
+    const chainOk = totalMismatches(chainDiff) === 0;
+    const describeDiff = (m: typeof fusedDiff) => FUSED_OUTPUTS.map((o) => `${o} ${m[o]}`).join(', ');
+    if (!fusedOk) opts.log?.(`fused ${shape.id}: MISMATCH vs conv(scalar)→post-conv(tree): ${describeDiff(fusedDiff)}`);
+    if (!chainOk) opts.log?.(`fused ${shape.id}: vec→token-tile chain MISMATCH vs the reference chain: ${describeDiff(chainDiff)}`);
+    // ---- timing: fused, conv vec/exact, post-conv token-tile and a copy of the fused traffic, interleaved
+    const bytes = fused.fusedBytes(T, dims, { xBytes: 2, qkvBytes: 2, gateBytes: 2, N, K });
+    const ops = [
+      { label: 'fused head-tile', op: fused.prepareTimed(inputs, fopts, 'fused head-tile'), meta: { arm: 'fused head-tile', note: fusedOk ? 'bits == conv(scalar)→post-conv(tree)' : `MISMATCH: ${describeDiff(fusedDiff)}` } },
+      { label: 'conv vec/exact', op: conv.prepareTimed(convInputs, { arm: 'vec', mapping: 'exact', outDtype: 'bf16', backend }, 'conv vec/exact'), meta: { arm: 'conv vec', mapping: 'exact', note: 'step 1 of the chain; ×copy vs the fused traffic' } },
+      { label: 'postconv token-tile', op: postconv.prepareTimed({ convOut: convFast.out, a: inputs.a, b: inputs.b, ALog: inputs.ALog, dtBias: inputs.dtBias }, { ...dims, arm: 'token-tile', qkvDtype: 'bf16', backend }, 'postconv token-tile'), meta: { arm: 'postconv token-tile', note: 'step 2 of the chain; ×copy vs the fused traffic' } },
+    ];
+    try {
+      const first = report.rows.length;
+      await timeShape(report, shape.id, bytes, opts,
+        ops.map((o) => ({ label: o.label, op: o.op, meta: { ...o.meta, shape: shape.id, T, ...dims, K, dtype: 'bf16' } })),
+        (label) => (label === 'fused head-tile' ? totalMismatches(fusedDiff) : totalMismatches(chainDiff)));
+      const rows = report.rows.slice(first);
+      const f = rows.find((r) => r.arm === 'fused head-tile')!;
+      const c1 = rows.find((r) => r.arm === 'conv vec')!;
+      const c2 = rows.find((r) => r.arm === 'postconv token-tile')!;
+      const chainUs = c1.medianUs + c2.medianUs;
+      const copyUs = report.copies[report.copies.length - 1].medianUs;
+      report.rows.push({
+        shape: shape.id, arm: 'chain vec → token-tile', correct: chainOk, mismatches: totalMismatches(chainDiff), medianUs: chainUs, p10Us: NaN, p90Us: NaN, n: Math.min(c1.n, c2.n),
+        bytes, gbps: bytes / (chainUs * 1e3), xCopy: chainUs / copyUs, note: `sum of the two medians; fused / chain = ${(f.medianUs / chainUs).toFixed(3)}`,
+      });
+    } finally {
+      for (const o of ops) o.op.release();
+      convFast.release();
+      postFast.release();
+      packed.release();
+      for (const t of [inputs.x, inputs.weight, inputs.convState, inputs.ALog, inputs.dtBias]) t.release();
+    }
+  }
+  if (opts.vllmPath && backend.kind === 'cuda') attachVllmChain(report, opts);
+  return report;
+}
+
+/**
+ * vLLM's own Triton conv and post-conv (bench/vllm_reference.py, same GPU, same invocation, its own
+ * process and its own copy) on each fused shape: one row per shape with the sum of the two medians, and
+ * fused / (vLLM conv + post-conv) in its note. vLLM is less exact than the chain (SPEC "Numbers worth
+ * knowing"), so its row is marked as not bit-identical.
+ */
+function attachVllmChain(report: BenchReport, opts: BenchOptions): void {
+  const script = path.join(projectRoot(), 'bench', 'vllm_reference.py');
+  const python = opts.python ?? process.env.GDN_TORCH_PYTHON ?? 'python3';
+  const shapes = fusedBenchShapes(opts.quick);
+  const cases = shapes.flatMap((s) => [
+    { op: 'conv', id: `${s.id} conv`, C: (2 * s.Hk + s.Hv) * fused.FUSED_HEAD_DIM, K: 4, lengths: s.lengths, initial_state: s.initialState },
+    { op: 'postconv', id: `${s.id} postconv`, T: s.lengths.reduce((a, b) => a + b, 0), Hk: s.Hk, Hv: s.Hv, Dk: fused.FUSED_HEAD_DIM, Dv: fused.FUSED_HEAD_DIM },
+  ]);
+  opts.log?.(`vLLM conv + post-conv: ${python} ${script} --vllm-path ${opts.vllmPath} (${cases.length} cases)`);
+  const run = spawnSync(python, [script, '--vllm-path', opts.vllmPath!], { input: JSON.stringify(cases), encoding: 'utf8', timeout: 15 * 60 * 1000, maxBuffer: 1 << 24 });
+  if (run.status !== 0) {
+    report.stops.push({ shape: 'vLLM', reason: 'error', detail: `${python} exited ${run.status}: ${(run.stderr || '').trim().split('\n').slice(-3).join(' | ')}` });
+    return;
+  }
+  const lines = run.stdout.trim().split('\n').map((l) => JSON.parse(l));
+  const head = lines.shift();
+  const byId = new Map(lines.map((r) => [r.id as string, r]));
+  for (const s of shapes) {
+    const c = byId.get(`${s.id} conv`);
+    const p = byId.get(`${s.id} postconv`);
+    const f = report.rows.find((r) => r.shape === s.id && r.arm === 'fused head-tile');
+    const copy = report.copies.find((x) => x.shape === s.id);
+    if (!c || !p || !f || !copy) continue;
+    const us = c.median_us + p.median_us;
+    report.rows.push({
+      shape: s.id, arm: 'vLLM conv + post-conv', correct: false, mismatches: NaN, medianUs: us, p10Us: NaN, p90Us: NaN, n: Math.min(c.n, p.n),
+      bytes: f.bytes, gbps: f.bytes / (us * 1e3), xCopy: us / copy.medianUs,
+      note: `vLLM ${head.vllm} (its own process): conv ${c.median_us.toFixed(1)} µs (${c.x_copy.toFixed(2)}x its copy) + post-conv ${p.median_us.toFixed(1)} µs (${p.x_copy.toFixed(2)}x); fused / vLLM = ${(f.medianUs / us).toFixed(3)}; not bit-exact (bf16-rounded products, approximate softplus)`,
+    });
+  }
+}
+
 // ------------------------------------------------------------------------------------------ PyTorch
 
 /** Runs bench/torch_reference.py on the same GPU and attaches its medians and our ratios to them. */
@@ -311,7 +458,7 @@ const f = (x: number | undefined, d = 2) => (x === undefined || !Number.isFinite
 export function benchMarkdown(r: BenchReport, command: string): string {
   const p = r.provenance;
   const lines: string[] = [];
-  lines.push(`### ${r.op === 'conv' ? 'Causal conv' : 'Post-conv'} — \`${command}\``, '');
+  lines.push(`### ${r.op === 'conv' ? 'Causal conv' : r.op === 'postconv' ? 'Post-conv' : 'Fused conv → post-conv'} — \`${command}\``, '');
   if (p) {
     lines.push(`- device: ${p.device} (sm_${p.sm.replace('.', '')}, ${p.smCount} SMs, L2 ${(p.l2Bytes / 2 ** 20).toFixed(0)} MiB); driver ${p.driver || '?'}, runtime ${p.runtime || '?'}`);
     lines.push(`- clocks at start: SM ${p.smClockMhz} MHz (max ${p.maxSmClockMhz}), memory ${p.memClockMhz} MHz (max ${p.maxMemClockMhz}) [${p.clocksSource}]; at end of the first shape: SM ${p.clocksAfter.smClockMhz}, memory ${p.clocksAfter.memClockMhz} MHz`);

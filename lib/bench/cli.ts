@@ -1,12 +1,13 @@
-// `gdnlab bench conv|postconv [--backend host|cuda] [--quick] [--no-torch] [--samples] [--json FILE] [--markdown FILE]`
-// --samples keeps every timing run with its raw samples in the JSON (report.timings).
+// `gdnlab bench conv|postconv|fused [--backend host|cuda] [--quick] [--no-torch] [--samples] [--vllm DIR] [--json FILE] [--markdown FILE]`
+// --samples keeps every timing run with its raw samples in the JSON (report.timings); --vllm (fused): vLLM's own
+// conv + post-conv from bench/pack-vllm.sh, timed beside.
 
 import * as fs from 'fs';
 import { Backend, activeBackend } from '../backend';
-import { benchConv, benchPostconv, benchMarkdown, writeJson } from './bench';
+import { benchConv, benchPostconv, benchFused, benchMarkdown, writeJson } from './bench';
 import type { Args } from '../cli';
 
-export async function benchCommand(op: 'conv' | 'postconv', args: Args): Promise<number> {
+export async function benchCommand(op: 'conv' | 'postconv' | 'fused', args: Args): Promise<number> {
   const b = args.flags.get('backend');
   const backend = b === 'host' || b === 'cuda' ? Backend.open(b) : activeBackend();
   const quick = args.flags.has('quick');
@@ -18,9 +19,10 @@ export async function benchCommand(op: 'conv' | 'postconv', args: Args): Promise
     quick,
     torch: !args.flags.has('no-torch'),
     samples: args.flags.has('samples'),
+    vllmPath: typeof args.flags.get('vllm') === 'string' ? (args.flags.get('vllm') as string) : process.env.GDN_VLLM_PATH,
     log: (l: string) => console.error(l),
   };
-  const report = op === 'conv' ? await benchConv(opts) : await benchPostconv(opts);
+  const report = op === 'conv' ? await benchConv(opts) : op === 'postconv' ? await benchPostconv(opts) : await benchFused(opts);
   // The command as typed, minus where the output went.
   const shown = process.argv.slice(4).filter((a, i, all) => !a.startsWith('--json') && !a.startsWith('--markdown') && all[i - 1] !== '--markdown');
   const command = ['gdnlab bench', op, ...shown].join(' ');

@@ -12,7 +12,7 @@ import type { LibraryHandle } from 'koffi';
 /** A bound native function (sync call, or .async with a node-style callback). */
 export type Fn = ((...args: unknown[]) => unknown) & { async: (...args: unknown[]) => void };
 
-export const ABI_VERSION = 2;
+export const ABI_VERSION = 3;
 
 export { projectRoot } from '../paths';
 import { projectRoot } from '../paths';
@@ -160,6 +160,50 @@ export const MatmulArgsT = koffi.struct('gdn_matmul_args', {
   out: 'uint64_t',
 });
 
+export const FusedArgsT = koffi.struct('gdn_fused_args', {
+  T: 'int64_t',
+  Hk: 'int64_t',
+  Hv: 'int64_t',
+  Dk: 'int64_t',
+  Dv: 'int64_t',
+  K: 'int64_t',
+  num_seqs: 'int32_t',
+  x_dtype: 'int32_t',
+  conv_dtype: 'int32_t',
+  qkv_dtype: 'int32_t',
+  gate_dtype: 'int32_t',
+  his_dtype: 'int32_t',
+  arm: 'int32_t',
+  mutant: 'int32_t',
+  x_row_stride: 'int64_t',
+  a_row_stride: 'int64_t',
+  b_row_stride: 'int64_t',
+  x: 'uint64_t',
+  weight: 'uint64_t',
+  bias: 'uint64_t',
+  query_start_loc: 'uint64_t',
+  has_initial_state: 'uint64_t',
+  conv_state: 'uint64_t',
+  a: 'uint64_t',
+  b: 'uint64_t',
+  A_log: 'uint64_t',
+  dt_bias: 'uint64_t',
+  q: 'uint64_t',
+  k: 'uint64_t',
+  v: 'uint64_t',
+  g: 'uint64_t',
+  beta: 'uint64_t',
+});
+
+export const FusedResultT = koffi.struct('gdn_fused_result', {
+  arm_ran: 'int32_t',
+  threads_per_block: 'int32_t',
+  grid_x: 'int32_t',
+  grid_y: 'int32_t',
+  tokens_per_program: 'int32_t',
+  reserved: koffi.array('int32_t', 3),
+});
+
 const CopyArgsT = koffi.struct('gdn_copy_args', {
   dst: 'uint64_t',
   src: 'uint64_t',
@@ -173,6 +217,7 @@ export const OpT = koffi.struct('gdn_op', {
   update: ConvUpdateArgsT,
   postconv: PostconvArgsT,
   copy: CopyArgsT,
+  fused: FusedArgsT,
 });
 
 const TimingConfigT = koffi.struct('gdn_timing_config', {
@@ -220,6 +265,8 @@ export const ABI_STRUCTS: Record<string, unknown> = {
   gdn_op: OpT,
   gdn_timing_config: TimingConfigT,
   gdn_arm_info: ArmInfoT,
+  gdn_fused_args: FusedArgsT,
+  gdn_fused_result: FusedResultT,
 };
 
 // ---------------------------------------------------------------------------- plain TS mirrors
@@ -269,8 +316,18 @@ export interface PostconvArgs {
 export interface PostconvResultStruct { arm_ran: number; threads_per_block: number; grid_x: number; grid_y: number }
 export interface MatmulArgs { M: number; N: number; Kd: number; in_dtype: number; out_dtype: number; a: number; b: number; out: number }
 export interface CopyArgs { dst: number; src: number; bytes: number }
+export interface FusedArgs {
+  T: number; Hk: number; Hv: number; Dk: number; Dv: number; K: number; num_seqs: number;
+  x_dtype: number; conv_dtype: number; qkv_dtype: number; gate_dtype: number; his_dtype: number;
+  arm: number; mutant: number;
+  x_row_stride: number; a_row_stride: number; b_row_stride: number;
+  x: number; weight: number; bias: number; query_start_loc: number; has_initial_state: number; conv_state: number;
+  a: number; b: number; A_log: number; dt_bias: number;
+  q: number; k: number; v: number; g: number; beta: number;
+}
+export interface FusedResultStruct { arm_ran: number; threads_per_block: number; grid_x: number; grid_y: number; tokens_per_program: number }
 
-export const OP_KIND = { conv: 1, conv_update: 2, postconv: 3, copy: 4 } as const;
+export const OP_KIND = { conv: 1, conv_update: 2, postconv: 3, copy: 4, fused: 5 } as const;
 export type OpKind = keyof typeof OP_KIND;
 
 // ---------------------------------------------------------------------------- functions
@@ -304,6 +361,7 @@ export interface GdnLib {
   armCount: Fn;
   armInfo: Fn;
   convMutantName: Fn;
+  fusedForward: Fn;
 }
 
 let loaded: GdnLib | undefined;
@@ -371,11 +429,12 @@ function bind(lib: LibraryHandle, libPath: string): GdnLib {
     armCount: lib.func('gdn_arm_count', 'int32_t', ['int32_t']),
     armInfo: lib.func('gdn_arm_info_get', st, ['int32_t', 'int32_t', koffi.out(koffi.pointer(ArmInfoT))]),
     convMutantName: lib.func('gdn_conv_mutant_name', 'const char*', ['int32_t']),
+    fusedForward: lib.func('gdn_fused_forward', st, [gdn_backend_ptr, koffi.pointer(FusedArgsT), koffi.out(koffi.pointer(FusedResultT))]),
   };
 }
 
 /** Encodes ops into native memory (an array of gdn_op); the caller frees it with koffi.free. */
-export function encodeOps(ops: { kind: number; conv?: ConvArgs; update?: ConvUpdateArgs; postconv?: PostconvArgs; copy?: CopyArgs }[]): unknown {
+export function encodeOps(ops: { kind: number; conv?: ConvArgs; update?: ConvUpdateArgs; postconv?: PostconvArgs; copy?: CopyArgs; fused?: FusedArgs }[]): unknown {
   const size = koffi.sizeof(OpT);
   const mem = koffi.alloc(OpT, ops.length);
   const blank = koffi.decode(new Uint8Array(size), OpT);

@@ -7,10 +7,10 @@ import { gdnLib, ArmInfoStruct, ARM_FLAGS, ARM_REQUIRES, ARM_LAYOUTS, OP_KIND } 
 import { expectChoice } from './common';
 
 /** The op families that have arms. */
-export const ARM_OPS = ['conv', 'conv-update', 'postconv'] as const;
+export const ARM_OPS = ['conv', 'conv-update', 'postconv', 'fused'] as const;
 export type ArmOp = (typeof ARM_OPS)[number];
 
-const OP_CODE: Record<ArmOp, number> = { conv: OP_KIND.conv, 'conv-update': OP_KIND.conv_update, postconv: OP_KIND.postconv };
+const OP_CODE: Record<ArmOp, number> = { conv: OP_KIND.conv, 'conv-update': OP_KIND.conv_update, postconv: OP_KIND.postconv, fused: OP_KIND.fused };
 const MAPPING_NAMES = ['exact', 'exact-racy', 'sequence'] as const;
 
 export interface ArmInfo {

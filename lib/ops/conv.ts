@@ -157,7 +157,7 @@ interface PreparedConv {
   backend: Backend;
 }
 
-function int32Tensor(value: Tensor | readonly (number | boolean)[], what: string): Tensor {
+export function int32Tensor(value: Tensor | readonly (number | boolean)[], what: string): Tensor {
   if (value instanceof Tensor) return value;
   if (!Array.isArray(value)) throw new TypeError(`${what}: expected a Tensor or an array of integers, got ${describe(value)}`);
   const nums = value.map((v, i) => {
@@ -185,7 +185,7 @@ function scheduleStruct(schedule: Schedule | undefined, natives: unknown[]): Con
 }
 
 /** weight [C, K] and optional bias [C], both of x's dtype; K within the supported range. */
-function checkTaps(inputs: { weight: Tensor; bias?: Tensor | null }, x: Tensor, C: number): { weight: Tensor; K: number; bias: Tensor | null } {
+export function checkTaps(inputs: { weight: Tensor; bias?: Tensor | null }, x: Tensor, C: number): { weight: Tensor; K: number; bias: Tensor | null } {
   const weight = expectTensor(inputs.weight, 'weight');
   if (weight.dtype !== x.dtype) throw new TypeError(`weight: expected dtype ${x.dtype} (the dtype of x), got ${weight.dtype}`);
   if (weight.rank !== 2 || weight.shape[0] !== C) throw new RangeError(`weight: expected shape [C=${C}, K], got [${weight.shape.join(', ')}]`);

@@ -47,7 +47,7 @@ describe('gdnlab CLI', function () {
   it('usage errors exit 2 and say what was expected', () => {
     const r = gdnlab(['check', 'everything']);
     assert.equal(r.status, 2);
-    assert.match(r.err, /check: expected conv, race or postconv, got everything/);
+    assert.match(r.err, /check: expected conv, race, postconv or fused, got everything/);
     const b = gdnlab(['info', '--backend', 'tpu']);
     assert.equal(b.status, 2);
     assert.match(b.err, /--backend: expected host or cuda, got tpu/);

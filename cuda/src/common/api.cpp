@@ -122,6 +122,12 @@ gdn_status plan_op(gdn_backend* b, const gdn_op& in, int32_t i, PlannedOp* op) {
     case GDN_OP_POSTCONV:
       st = postconv_plan(b, &in.postconv, &op->postconv);
       return st == GDN_OK ? st : prefix_error(b, st, i, "postconv");
+    case GDN_OP_FUSED:
+      st = fused_plan(b, &in.fused, &op->fused);
+#if GDN_HAVE_CUDA
+      if (st == GDN_OK && backend_is_cuda(b)) st = cuda::fused_prepare(b, &op->fused);
+#endif
+      return st == GDN_OK ? st : prefix_error(b, st, i, "fused");
     case GDN_OP_COPY: {
       const gdn_copy_args& c = in.copy;
       if (c.bytes == 0) return fail(b, GDN_ERR_INVALID_ARGUMENT, "ops[%d].copy.bytes: must be > 0", (int)i);
@@ -135,7 +141,7 @@ gdn_status plan_op(gdn_backend* b, const gdn_op& in, int32_t i, PlannedOp* op) {
     }
     default:
       return fail(b, GDN_ERR_INVALID_ARGUMENT,
-                  "ops[%d].kind: must be 1 conv, 2 conv update, 3 postconv or 4 copy, got %d", (int)i, (int)in.kind);
+                  "ops[%d].kind: must be 1 conv, 2 conv update, 3 postconv, 4 copy or 5 fused, got %d", (int)i, (int)in.kind);
   }
 }
 
@@ -424,6 +430,25 @@ GDN_API gdn_status gdn_postconv_forward(gdn_backend* b, const gdn_postconv_args*
     } else
 #endif
       st = host::postconv_run(b, plan);
+    if (st == GDN_OK && result != nullptr) *result = plan.result;
+    return st;
+  });
+}
+
+// ================================================================= fused conv -> post-conv
+GDN_API gdn_status gdn_fused_forward(gdn_backend* b, const gdn_fused_args* args, gdn_fused_result* result) {
+  return backend_call(b, "gdn_fused_forward", [&]() -> gdn_status {
+    FusedPlan plan;
+    gdn_status st = fused_plan(b, args, &plan);
+    if (st != GDN_OK) return st;
+#if GDN_HAVE_CUDA
+    if (backend_is_cuda(b)) {
+      st = cuda::fused_prepare(b, &plan);
+      if (st == GDN_OK) st = cuda::fused_launch(b, plan);
+      if (st == GDN_OK) st = cuda::synchronize(b);
+    } else
+#endif
+      st = host::fused_run(b, plan);
     if (st == GDN_OK && result != nullptr) *result = plan.result;
     return st;
   });

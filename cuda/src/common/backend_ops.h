@@ -5,6 +5,7 @@
 
 #include "common/backend.h"
 #include "common/conv_plan.h"
+#include "common/fused_plan.h"
 #include "common/internal.h"
 #include "common/matmul_plan.h"
 #include "common/postconv_plan.h"
@@ -21,6 +22,7 @@ struct PlannedOp {
   UpdatePlan update;
   PostconvPlan postconv;
   gdn_copy_args copy{};
+  FusedPlan fused;
 };
 
 namespace host {
@@ -32,6 +34,8 @@ gdn_status conv_run(gdn_backend* b, const ConvPlan& plan);
 gdn_status update_run(gdn_backend* b, const UpdatePlan& plan);
 gdn_status postconv_run(gdn_backend* b, const PostconvPlan& plan);
 void matmul_run(const MatmulPlan& plan);
+// The fused op's blocks in forward order, threads as fibers (its body shuffles); a fault names the op.
+gdn_status fused_run(gdn_backend* b, const FusedPlan& plan);
 // Runs one planned op (blocks in the plan's order); used by the API and the timing loop.
 gdn_status run_op(gdn_backend* b, const PlannedOp& op);
 gdn_status time_ops(gdn_backend* b, const std::vector<PlannedOp>& ops, const gdn_timing_config& cfg, float* samples_us);
@@ -58,6 +62,9 @@ gdn_status conv_launch(gdn_backend* b, const ConvPlan& plan);
 gdn_status update_launch(gdn_backend* b, const UpdatePlan& plan);
 gdn_status postconv_launch(gdn_backend* b, const PostconvPlan& plan);
 gdn_status matmul_launch(gdn_backend* b, const MatmulPlan& plan);
+// Copies the fused plan's program list to the device (once per plan), then enqueues the op.
+gdn_status fused_prepare(gdn_backend* b, FusedPlan* plan);
+gdn_status fused_launch(gdn_backend* b, const FusedPlan& plan);
 gdn_status launch_op(gdn_backend* b, const PlannedOp& op);
 gdn_status time_ops(gdn_backend* b, const std::vector<PlannedOp>& ops, const gdn_timing_config& cfg, float* samples_us);
 }  // namespace cuda

@@ -14,12 +14,12 @@ namespace registry {
 
 namespace {
 
-const int32_t kOps[kFamilies] = {GDN_OP_CONV, GDN_OP_CONV_UPDATE, GDN_OP_POSTCONV};
+const int32_t kOps[kFamilies] = {GDN_OP_CONV, GDN_OP_CONV_UPDATE, GDN_OP_POSTCONV, GDN_OP_FUSED};
 
 struct Table {
   std::mutex mu;
   std::vector<EntryRef> arms[kFamilies];
-  int32_t builtins[kFamilies] = {0, 0, 0};
+  int32_t builtins[kFamilies] = {};
 };
 
 void copy_text(char* dst, size_t cap, const char* src) { std::snprintf(dst, cap, "%s", src ? src : ""); }
@@ -98,13 +98,15 @@ const char* family_name(Family family) {
     case kConv: return "conv";
     case kUpdate: return "conv update";
     case kPostconv: return "post-conv";
+    case kFused: return "fused";
     default: return "?";
   }
 }
 
 bool Entry::has_planted() const {
   for (int c = 0; c < kMaxCombos; ++c)
-    if (host[c][1][0] != nullptr) return true;
+    for (int v = 0; v < kMaxVariants; ++v)
+      if (host[c][1][v] != nullptr) return true;
   return false;
 }
 
@@ -242,8 +244,8 @@ GDN_API int32_t gdn_arm_count(int32_t op) {
   clear_error();
   registry::Family f;
   if (!registry::family_of_op(op, &f)) {
-    fail(nullptr, GDN_ERR_INVALID_ARGUMENT, "op: must be %d (conv), %d (conv update) or %d (post-conv), got %d",
-         GDN_OP_CONV, GDN_OP_CONV_UPDATE, GDN_OP_POSTCONV, (int)op);
+    fail(nullptr, GDN_ERR_INVALID_ARGUMENT, "op: must be %d (conv), %d (conv update), %d (post-conv) or %d (fused), got %d",
+         GDN_OP_CONV, GDN_OP_CONV_UPDATE, GDN_OP_POSTCONV, GDN_OP_FUSED, (int)op);
     return -1;
   }
   return registry::count(f);
@@ -254,8 +256,8 @@ GDN_API gdn_status gdn_arm_info_get(int32_t op, int32_t id, gdn_arm_info* out) {
   if (out == nullptr) return fail(nullptr, GDN_ERR_INVALID_ARGUMENT, "out: is null");
   registry::Family f;
   if (!registry::family_of_op(op, &f))
-    return fail(nullptr, GDN_ERR_INVALID_ARGUMENT, "op: must be %d (conv), %d (conv update) or %d (post-conv), got %d",
-                GDN_OP_CONV, GDN_OP_CONV_UPDATE, GDN_OP_POSTCONV, (int)op);
+    return fail(nullptr, GDN_ERR_INVALID_ARGUMENT, "op: must be %d (conv), %d (conv update), %d (post-conv) or %d (fused), got %d",
+                GDN_OP_CONV, GDN_OP_CONV_UPDATE, GDN_OP_POSTCONV, GDN_OP_FUSED, (int)op);
   registry::EntryRef e = registry::get(f, id);
   if (!e)
     return fail(nullptr, GDN_ERR_INVALID_ARGUMENT, "id: must be a %s arm (%s), got %d", registry::family_name(f),

@@ -21,11 +21,11 @@
 namespace gdn {
 namespace registry {
 
-enum Family : int32_t { kConv = 0, kUpdate = 1, kPostconv = 2, kFamilies = 3 };
+enum Family : int32_t { kConv = 0, kUpdate = 1, kPostconv = 2, kFused = 3, kFamilies = 4 };
 
-// GDN_OP_CONV / GDN_OP_CONV_UPDATE / GDN_OP_POSTCONV -> family; false for another op.
+// GDN_OP_CONV / GDN_OP_CONV_UPDATE / GDN_OP_POSTCONV / GDN_OP_FUSED -> family; false for another op.
 bool family_of_op(int32_t op, Family* family);
-const char* family_name(Family family);  // "conv", "conv update", "post-conv"
+const char* family_name(Family family);  // "conv", "conv update", "post-conv", "fused"
 
 constexpr int kMaxCombos = 8;    // dtype combinations of a family (post-conv: 2 x 2 x 2)
 constexpr int kMaxVariants = 4;  // compile-time variants of one arm

@@ -17,6 +17,7 @@ gdn_status launch_op(gdn_backend* b, const PlannedOp& op) {
     case GDN_OP_CONV_UPDATE: return update_launch(b, op.update);
     case GDN_OP_POSTCONV: return postconv_launch(b, op.postconv);
     case GDN_OP_COPY: return copy(b, op.copy.dst, op.copy.src, op.copy.bytes);
+    case GDN_OP_FUSED: return fused_launch(b, op.fused);
     default: return fail(b, GDN_ERR_INTERNAL, "launch_op: op kind %d was not planned", (int)op.kind);
   }
 }

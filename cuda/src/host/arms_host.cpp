@@ -2,6 +2,7 @@
 // instantiated for the host backend: one per dtype combination, build (production / planted
 // mutants) and compile-time variant, all generated from the family lists in common/arms/*_list.h.
 #include "common/arms/conv_list.h"
+#include "common/arms/fused_list.h"
 #include "common/arms/postconv_list.h"
 #include "common/arms/update_list.h"
 #include "common/registry.h"
@@ -110,6 +111,42 @@ Entry postconv_entry(int32_t id) {
   return e;
 }
 
+// ---- fused: combo = 4 * (x is bf16) + 2 * (conv_dtype is bf16) + (q, k, v are bf16); the gate dtype is
+// read at run time. The planted build exists for the last variant only (the plan runs it for any K).
+template <class Arm, class TX, class TC, class TQ, class M, int V>
+void fused_thread(const void* p, exec::HostThread& t) {
+  Arm::template body<TX, TC, TQ, M, V>(*static_cast<const fused::Params*>(p), t);
+}
+template <class Arm, class TX, class TC, class TQ, int V = 0>
+void fill_fused_variants(Entry& e, int combo) {
+  if constexpr (V < Arm::kVariants) {
+    e.host[combo][0][V] = &fused_thread<Arm, TX, TC, TQ, NoMutant, V>;
+    if constexpr (V == Arm::kVariants - 1) e.host[combo][1][V] = &fused_thread<Arm, TX, TC, TQ, fused::PlantedMutants, V>;
+    fill_fused_variants<Arm, TX, TC, TQ, V + 1>(e, combo);
+  }
+}
+template <class Arm>
+int fused_variant(const void* p) {
+  return Arm::variant(*static_cast<const fused::Params*>(p));
+}
+template <class Arm>
+Entry fused_entry(int32_t id) {
+  Entry e;
+  info_from_spec(Arm::spec, GDN_OP_FUSED, id, &e.info);
+  e.threads_rule = Arm::spec.threads_rule;
+  e.variants = Arm::kVariants;
+  e.variant = &fused_variant<Arm>;
+  fill_fused_variants<Arm, float, float, float>(e, 0);
+  fill_fused_variants<Arm, float, float, bf16_bits>(e, 1);
+  fill_fused_variants<Arm, float, bf16_bits, float>(e, 2);
+  fill_fused_variants<Arm, float, bf16_bits, bf16_bits>(e, 3);
+  fill_fused_variants<Arm, bf16_bits, float, float>(e, 4);
+  fill_fused_variants<Arm, bf16_bits, float, bf16_bits>(e, 5);
+  fill_fused_variants<Arm, bf16_bits, bf16_bits, float>(e, 6);
+  fill_fused_variants<Arm, bf16_bits, bf16_bits, bf16_bits>(e, 7);
+  return e;
+}
+
 }  // namespace
 
 std::vector<Entry> builtin_entries(Family family) {
@@ -128,6 +165,11 @@ std::vector<Entry> builtin_entries(Family family) {
     case kPostconv:
 #define GDN_ADD(Arm) out.push_back(postconv_entry<Arm>((int32_t)out.size()));
       GDN_POSTCONV_ARM_LIST(GDN_ADD)
+#undef GDN_ADD
+      break;
+    case kFused:
+#define GDN_ADD(Arm) out.push_back(fused_entry<Arm>((int32_t)out.size()));
+      GDN_FUSED_ARM_LIST(GDN_ADD)
 #undef GDN_ADD
       break;
     default: break;

@@ -63,5 +63,14 @@ gdn_status postconv_run(gdn_backend* b, const PostconvPlan& plan) {
   return replay(b, registry::kPostconv, *plan.arm, &plan.params, plan.combo, 0, plan.variant, g);
 }
 
+gdn_status fused_run(gdn_backend* b, const FusedPlan& plan) {
+  exec::HostGrid g;
+  g.grid_x = plan.result.grid_x;
+  g.grid_y = plan.result.grid_y;
+  g.threads = plan.result.threads_per_block;
+  g.cooperative = plan.arm->cooperative();
+  return replay(b, registry::kFused, *plan.arm, &plan.params, plan.combo, plan.build, plan.variant, g);
+}
+
 }  // namespace host
 }  // namespace gdn

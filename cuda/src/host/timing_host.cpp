@@ -17,6 +17,7 @@ gdn_status run_op(gdn_backend* b, const PlannedOp& op) {
     case GDN_OP_CONV: return conv_run(b, op.conv);
     case GDN_OP_CONV_UPDATE: return update_run(b, op.update);
     case GDN_OP_POSTCONV: return postconv_run(b, op.postconv);
+    case GDN_OP_FUSED: return fused_run(b, op.fused);
     case GDN_OP_COPY:
       if (op.copy.bytes > 0)
         std::memmove(reinterpret_cast<void*>((uintptr_t)op.copy.dst), reinterpret_cast<const void*>((uintptr_t)op.copy.src),

@@ -1,0 +1,271 @@
+// The fused-op equivalence suite: gdn.fused.forward against the two-op chain conv (scalar, out = convDtype)
+// -> post-conv (tree), bit for bit on q, k, v, g, beta and the final conv state, over dtypes (the
+// intermediate rounding included), varlen batches with and without initial state, chunk boundaries,
+// K, bias, padded x rows, packed a/b views and the Qwen3.5-4B and 27B head layouts; on CUDA also
+// fused-on-CUDA against fused-on-host; and the planted mutants, which the suite must catch.
+
+import { Tensor } from '../tensor';
+import { Backend } from '../backend';
+import * as fused from '../ops/fused';
+import { FusedMutant, FusedOutputs, FUSED_MUTANTS } from '../ops/fused';
+import { countBitMismatches } from './bits';
+import { diff, DiffResult, DiffOptions } from '../analysis/diff';
+import { postconvCoordinates, plainCoordinates } from '../analysis/coordinates';
+import type { Args } from '../cli';
+
+type Dt = 'f32' | 'bf16';
+
+export interface FusedCase {
+  name: string;
+  Hk: number;
+  Hv: number;
+  K: number;
+  lengths: number[];
+  /** Which sequences continue from a state (null: none). */
+  initialState: boolean[] | null;
+  maskDtype: 'i8' | 'i32';
+  bias: boolean;
+  xDtype: Dt;
+  convDtype: Dt;
+  qkvDtype: Dt;
+  gateDtype: Dt;
+  /** Row stride of x (> C: padded rows holding NaN, which a kernel reading them would spread). */
+  xRowStride: number;
+  /** a and b are column views of one packed [T, packedWidth] buffer at these offsets. */
+  packedWidth: number;
+  bOffset: number;
+  aOffset: number;
+  seed: number;
+}
+
+export const FUSED_OUTPUTS = ['q', 'k', 'v', 'g', 'beta', 'convState'] as const;
+export type FusedOutput = (typeof FUSED_OUTPUTS)[number];
+export type Mismatches = Record<FusedOutput, number>;
+
+export function fusedChannels(c: { Hk: number; Hv: number }): number {
+  return (2 * c.Hk + c.Hv) * fused.FUSED_HEAD_DIM;
+}
+
+export function makeFusedInputs(c: FusedCase): fused.FusedInputs {
+  const C = fusedChannels(c);
+  const T = c.lengths.reduce((x, y) => x + y, 0);
+  const N = c.lengths.length;
+  const qsl = [0];
+  for (const l of c.lengths) qsl.push(qsl[qsl.length - 1] + l);
+  const packed = Tensor.random([T, c.packedWidth], c.gateDtype, { seed: c.seed + 5, scale: 2 });
+  return {
+    x: Tensor.random([T, C], c.xDtype, { seed: c.seed, rowStride: c.xRowStride, padValue: c.xRowStride > C ? NaN : undefined }),
+    weight: Tensor.random([C, c.K], c.xDtype, { seed: c.seed + 1, scale: 0.5 }),
+    bias: c.bias ? Tensor.random([C], c.xDtype, { seed: c.seed + 2, scale: 0.25 }) : null,
+    queryStartLoc: qsl,
+    hasInitialState: c.initialState ? Tensor.from(c.initialState.map((s) => (s ? 1 : 0)), [N], c.maskDtype) : null,
+    convState: Tensor.random([N, C, c.K - 1], 'f32', { seed: c.seed + 3 }),
+    b: packed.sliceCols(c.bOffset, c.Hv),
+    a: packed.sliceCols(c.aOffset, c.Hv),
+    ALog: Tensor.random([c.Hv], 'f32', { seed: c.seed + 6, scale: 0.5 }),
+    dtBias: Tensor.random([c.Hv], 'f32', { seed: c.seed + 7 }),
+  };
+}
+
+export function fusedOptions(c: FusedCase, backend: Backend, mutant: FusedMutant | null = null): fused.FusedOptions {
+  return { Hk: c.Hk, Hv: c.Hv, Dk: fused.FUSED_HEAD_DIM, Dv: fused.FUSED_HEAD_DIM, convDtype: c.convDtype, qkvDtype: c.qkvDtype, backend, mutant };
+}
+
+const DTS: Dt[] = ['f32', 'bf16'];
+
+/**
+ * The matrix. A small layout (Hk = 1, Hv = 2, C = 512) carries every combination of the four dtypes,
+ * rotating K, state, mask dtype, bias and padded rows through them, on a varlen batch that crosses the
+ * 64-token chunk and 8-token group boundaries (an empty sequence, one shorter than K-1, 64, 65, 130);
+ * single sequences cover T = 1 .. 200; the Qwen3.5-4B (Hk 16, Hv 32) and 27B (Hk 16, Hv 48) layouts run
+ * at small T in the storage dtypes a model uses and in f32.
+ */
+export function fusedMatrix(opts: { quick?: boolean } = {}): FusedCase[] {
+  const cases: FusedCase[] = [];
+  const Ks = [4, 2, 3, 6];
+  let i = 0;
+  const base = (Hk: number, Hv: number, seed: number) => ({ Hk, Hv, packedWidth: 2 * Hv + 5, bOffset: 1, aOffset: 3 + Hv, seed });
+  for (const xDtype of DTS) for (const convDtype of DTS) for (const qkvDtype of DTS) for (const gateDtype of DTS) {
+    const bits = i++;
+    const K = Ks[bits % Ks.length];
+    const withState = (bits & 1) === 0;
+    const lengths = [5, 0, Math.max(K - 2, 1), 64, 65, 130, 1, 9];
+    const padded = (bits & 2) !== 0;
+    cases.push({
+      ...base(1, 2, 500 + 11 * bits),
+      name: `Hk=1 Hv=2 K=${K} x ${xDtype} conv ${convDtype} qkv ${qkvDtype} gate ${gateDtype} ${withState ? 'state' : 'nostate'}${padded ? ' padded' : ''} varlen ${lengths.length}`,
+      K, lengths, initialState: withState ? lengths.map((_, s) => s % 3 !== 1) : null,
+      maskDtype: (bits & 4) === 0 ? 'i8' : 'i32', bias: (bits & 8) === 0,
+      xDtype, convDtype, qkvDtype, gateDtype, xRowStride: padded ? 520 : 512,
+    });
+  }
+  for (const T of opts.quick ? [1, 63, 65] : [1, 7, 8, 63, 64, 65, 200]) {
+    cases.push({
+      ...base(2, 4, 700 + T), name: `Hk=2 Hv=4 K=4 T=${T} bf16 x, bf16 conv, f32 qkv, state`, K: 4, lengths: [T], initialState: [true],
+      maskDtype: 'i32', bias: true, xDtype: 'bf16', convDtype: 'bf16', qkvDtype: 'f32', gateDtype: 'bf16', xRowStride: 1024,
+    });
+  }
+  for (const [model, Hk, Hv] of [['Qwen3.5-4B', 16, 32], ['Qwen3.5-27B', 16, 48]] as const) {
+    const C = (2 * Hk + Hv) * 128;
+    cases.push({
+      ...base(Hk, Hv, 900 + Hv), name: `${model} layout (Hk=${Hk}, Hv=${Hv}) bf16 throughout, state, varlen 4`, K: 4,
+      lengths: [3, 17, 70, 9], initialState: [true, false, true, true], maskDtype: 'i8', bias: false,
+      xDtype: 'bf16', convDtype: 'bf16', qkvDtype: 'bf16', gateDtype: 'bf16', xRowStride: C,
+    });
+    cases.push({
+      ...base(Hk, Hv, 950 + Hv), name: `${model} layout (Hk=${Hk}, Hv=${Hv}) f32 throughout, no state, T=${opts.quick ? 20 : 66}`, K: 4,
+      lengths: [opts.quick ? 20 : 66], initialState: null, maskDtype: 'i8', bias: true,
+      xDtype: 'f32', convDtype: 'f32', qkvDtype: 'f32', gateDtype: 'f32', xRowStride: C,
+    });
+  }
+  return cases;
+}
+
+export function compareFused(a: FusedOutputs, b: FusedOutputs): Mismatches {
+  const m = {} as Mismatches;
+  for (const o of FUSED_OUTPUTS) m[o] = countBitMismatches(a[o], b[o]);
+  return m;
+}
+
+/**
+ * diff() of every output of two fused results (or a fused result and the chain): q, k, v with
+ * (token, head, feature) coordinates, g and beta as [token, head], the state as [sequence, channel, column];
+ * first mismatches, ulp histograms and mismatch maps as for any other op.
+ */
+export function diffFused(actual: FusedOutputs, expected: FusedOutputs, opts: Omit<DiffOptions, 'coordinates' | 'label'> = {}): Record<FusedOutput, DiffResult> {
+  const out = {} as Record<FusedOutput, DiffResult>;
+  for (const o of FUSED_OUTPUTS) {
+    const coordinates = o === 'q' || o === 'k' || o === 'v' ? postconvCoordinates() : plainCoordinates();
+    out[o] = diff(actual[o], expected[o], { ...opts, coordinates, label: `fused ${o}` });
+  }
+  return out;
+}
+
+export function totalMismatches(m: Mismatches): number {
+  return FUSED_OUTPUTS.reduce((s, o) => s + m[o], 0);
+}
+
+export interface FusedCaseResult {
+  case: string;
+  backend: string;
+  mutant: FusedMutant | null;
+  /** Mismatching elements per output, fused vs the chain on the same backend. */
+  mismatches: Mismatches;
+  ok: boolean;
+}
+
+export interface FusedCheckReport {
+  backend: string;
+  results: FusedCaseResult[];
+  failures: FusedCaseResult[];
+  /** CUDA only: fused on CUDA vs fused on the host, per case. */
+  crossBackend: { case: string; mismatches: Mismatches; ok: boolean }[];
+}
+
+export async function checkFused(opts: {
+  backend: Backend;
+  hostBackend?: Backend;
+  cases?: FusedCase[];
+  mutant?: FusedMutant | null;
+  onCase?: (done: number, total: number, name: string) => void;
+}): Promise<FusedCheckReport> {
+  const cases = opts.cases ?? fusedMatrix();
+  const results: FusedCaseResult[] = [];
+  const crossBackend: FusedCheckReport['crossBackend'] = [];
+  let done = 0;
+  for (const c of cases) {
+    const inputs = makeFusedInputs(c);
+    const ref = await fused.chain(inputs, fusedOptions(c, opts.backend));
+    try {
+      const r = await fused.forward(inputs, fusedOptions(c, opts.backend, opts.mutant ?? null));
+      const m = compareFused(r, ref);
+      results.push({ case: c.name, backend: opts.backend.kind, mutant: opts.mutant ?? null, mismatches: m, ok: totalMismatches(m) === 0 });
+      if (opts.hostBackend && opts.backend.kind === 'cuda') {
+        const host = await fused.forward(inputs, fusedOptions(c, opts.hostBackend, opts.mutant ?? null));
+        const x = compareFused(r, host);
+        crossBackend.push({ case: c.name, mismatches: x, ok: totalMismatches(x) === 0 });
+        host.release();
+      }
+      r.release();
+    } finally {
+      ref.release();
+    }
+    opts.onCase?.(++done, cases.length, c.name);
+  }
+  return { backend: opts.backend.kind, results, failures: results.filter((r) => !r.ok), crossBackend };
+}
+
+export interface FusedMutantOutcome {
+  mutant: FusedMutant;
+  caught: boolean;
+  /** Cases (of those that can show it) in which the mutant differs from the chain. */
+  caughtCases: number;
+  cases: number;
+  /** Mismatching elements per output, summed over the cases. */
+  mismatches: Mismatches;
+  /** seq-fold: cases with bf16 q/k outputs in which it shows (bf16 hides most of it). */
+  caughtInBf16?: number;
+  bf16Cases?: number;
+  detail: string;
+}
+
+/**
+ * Runs each planted mutant through the suite. seq-fold changes only the f32 sum of squares, so the cases
+ * with f32 q/k must catch it; no-round changes every conv output that bf16 does not represent, so the cases
+ * with a bf16 conv dtype must catch it.
+ */
+export async function runFusedMutants(backend: Backend, cases = fusedMatrix({ quick: true })): Promise<FusedMutantOutcome[]> {
+  const out: FusedMutantOutcome[] = [];
+  for (const mutant of FUSED_MUTANTS) {
+    const relevant = cases.filter((c) => (mutant === 'seq-fold' ? c.qkvDtype === 'f32' : c.convDtype === 'bf16'));
+    const report = await checkFused({ backend, cases: relevant, mutant });
+    const sum = {} as Mismatches;
+    for (const o of FUSED_OUTPUTS) sum[o] = report.results.reduce((s, r) => s + r.mismatches[o], 0);
+    const caughtCases = report.failures.length;
+    const o: FusedMutantOutcome = {
+      mutant, caught: caughtCases > 0, caughtCases, cases: relevant.length, mismatches: sum,
+      detail: `differs from the chain in ${caughtCases}/${relevant.length} ${mutant === 'seq-fold' ? 'f32-q/k' : 'bf16-conv'} cases (${FUSED_OUTPUTS.map((x) => `${x} ${sum[x]}`).join(', ')})`,
+    };
+    if (mutant === 'seq-fold') {
+      const bf16 = cases.filter((c) => c.qkvDtype === 'bf16' && c.convDtype === 'f32').slice(0, 4);
+      const r16 = await checkFused({ backend, cases: bf16, mutant });
+      o.caughtInBf16 = r16.failures.length;
+      o.bf16Cases = bf16.length;
+      o.detail += `; in ${o.caughtInBf16}/${o.bf16Cases} bf16-q/k cases`;
+    }
+    out.push(o);
+  }
+  return out;
+}
+
+/** `gdnlab check fused [--backend host|cuda] [--quick] [--mutants] [--json]` */
+export async function fusedCommand(args: Args, backend: Backend): Promise<number> {
+  const json = args.flags.has('json');
+  const hostBackend = backend.kind === 'cuda' ? Backend.open('host') : undefined;
+  try {
+    const report = await checkFused({
+      backend, hostBackend, cases: fusedMatrix({ quick: args.flags.has('quick') }),
+      onCase: json ? undefined : (d, n, name) => process.stderr.write(`\r[${d}/${n}] ${name}`.padEnd(100) + (d === n ? '\n' : '')),
+    });
+    let failed = report.failures.length + report.crossBackend.filter((x) => !x.ok).length;
+    const out: Record<string, unknown> = { backend: backend.kind, device: backend.info().name, equivalence: report };
+    const fmt = (m: Mismatches) => FUSED_OUTPUTS.map((o) => `${o} ${m[o]}`).join(', ');
+    if (!json) {
+      for (const r of report.results) console.log(`${r.ok ? 'ok  ' : 'FAIL'} ${r.case}: fused vs conv(scalar)→post-conv(tree) — ${fmt(r.mismatches)}`);
+      for (const x of report.crossBackend) if (!x.ok) console.log(`FAIL cuda vs host (fused) ${x.case}: ${fmt(x.mismatches)}`);
+      console.log(`equivalence: ${report.results.length} cases, ${report.failures.length} mismatching${report.crossBackend.length ? `; cuda==host on ${report.crossBackend.filter((x) => x.ok).length}/${report.crossBackend.length}` : ''}`);
+    }
+    if (args.flags.has('mutants')) {
+      const mutants = await runFusedMutants(backend);
+      out.mutants = mutants;
+      for (const m of mutants) {
+        if (!m.caught) failed++;
+        if (!json) console.log(`${m.caught ? 'caught' : 'MISSED'} mutant ${m.mutant}: ${m.detail}`);
+      }
+    }
+    if (json) console.log(JSON.stringify(out, null, 2));
+    return failed ? 1 : 0;
+  } finally {
+    hostBackend?.close();
+  }
+}

@@ -1,0 +1,293 @@
+// The fused conv -> post-conv op (docs/SPEC.md, "Fused conv -> post-conv"): the causal conv + SiLU and
+// the split / q,k L2 norm / gates in one pass. x is read once; q, k, v, g, beta and the final conv state
+// are written; the conv output never reaches memory. Its bits are those of `chain()`: conv (scalar, out
+// dtype = convDtype) followed by post-conv (tree).
+
+import { describe } from '../dtype';
+import { Tensor } from '../tensor';
+import { Backend, NativeOp } from '../backend';
+import { FusedArgs, FusedResultStruct } from '../native/gdn';
+import * as conv from './conv';
+import * as postconv from './postconv';
+import { armId, armName, armNames } from './arms';
+import { PostconvShape } from './postconv';
+import { DTYPE_CODE, Staging, backendOf, expectChoice, expectDType, expectInt, expectShape, expectTensor, expectContiguous } from './common';
+
+/** The fused op's arms, read from libgdn's registry (`gdnlab arms`); 'head-tile' is built in. */
+export function fusedArms(): string[] {
+  return armNames('fused');
+}
+export type FusedArm = string;
+/** Planted mutations (tests and teaching): a summation order that is not the tree's; no rounding of the conv output. */
+export const FUSED_MUTANTS = ['seq-fold', 'no-round'] as const;
+export type FusedMutant = (typeof FUSED_MUTANTS)[number];
+/** Tokens per program: (sequence, 64-token chunk) pairs. */
+export const FUSED_CHUNK = 64;
+/** The head size the fused op needs (Dk = Dv, every Qwen3.5 model). */
+export const FUSED_HEAD_DIM = 128;
+
+export interface FusedInputs {
+  /** [T, C] f32 or bf16, C = 2·Hk·Dk + Hv·Dv; the row stride may exceed C (a multiple of 4). */
+  x: Tensor;
+  /** [C, K], the dtype of x. */
+  weight: Tensor;
+  bias?: Tensor | null;
+  /** [N+1] int32 offsets of the sequences. */
+  queryStartLoc: Tensor | readonly number[];
+  /** [N] i8 or i32, non-zero = continue from convState. */
+  hasInitialState?: Tensor | readonly (boolean | number)[] | null;
+  /** [N, C, K-1] f32. Not modified (see `inPlace`). */
+  convState: Tensor;
+  /** [T, Hv] f32 or bf16, any row stride. */
+  a: Tensor;
+  /** [T, Hv], the dtype of a. */
+  b: Tensor;
+  /** [Hv] f32. */
+  ALog: Tensor;
+  /** [Hv] f32. */
+  dtBias: Tensor;
+}
+
+export interface FusedOptions extends PostconvShape {
+  arm?: FusedArm;
+  /** The dtype the two-op chain would store the conv output in: the fused op rounds to it where the chain stores. */
+  convDtype?: 'f32' | 'bf16';
+  qkvDtype?: 'f32' | 'bf16';
+  mutant?: FusedMutant | null;
+  backend?: Backend;
+  /** Update `convState` itself (a device tensor on the backend) instead of returning a new state tensor. */
+  inPlace?: boolean;
+}
+
+export interface FusedLaunch {
+  arm: FusedArm;
+  threadsPerBlock: number;
+  /** [head slots (2·Hk + Hv + 1), programs] */
+  grid: [number, number];
+  tokensPerProgram: number;
+}
+
+/** The outputs of the fused op, or of the two-op chain it must equal. */
+export interface FusedOutputs {
+  q: Tensor;
+  k: Tensor;
+  v: Tensor;
+  g: Tensor;
+  beta: Tensor;
+  convState: Tensor;
+  release(): void;
+}
+
+export interface FusedResult extends FusedOutputs {
+  requested: FusedArm;
+  launch: FusedLaunch;
+  mutant: FusedMutant | null;
+  backend: 'host' | 'cuda';
+}
+
+interface Prepared {
+  args: FusedArgs;
+  outputs: Tensor[];
+  convState: Tensor;
+  stateIsCaller: boolean;
+  staging: Staging;
+  backend: Backend;
+  arm: FusedArm;
+  mutant: FusedMutant | null;
+}
+
+function prepare(inputs: FusedInputs, opts: FusedOptions): Prepared {
+  if (!inputs || typeof inputs !== 'object') throw new TypeError(`inputs: expected { x, weight, queryStartLoc, convState, a, b, ALog, dtBias, … }, got ${describe(inputs)}`);
+  const arm = armName('fused', armId('fused', opts.arm ?? 'head-tile'));
+  const convDtype = expectChoice(opts.convDtype ?? 'f32', 'convDtype', ['f32', 'bf16'] as const);
+  const qkvDtype = expectChoice(opts.qkvDtype ?? 'f32', 'qkvDtype', ['f32', 'bf16'] as const);
+  const mutant = opts.mutant == null ? null : expectChoice(opts.mutant, 'mutant', FUSED_MUTANTS);
+  const Hk = expectInt(opts.Hk, 'Hk', 1);
+  const Hv = expectInt(opts.Hv, 'Hv', 1);
+  const Dk = expectInt(opts.Dk, 'Dk', 1);
+  const Dv = expectInt(opts.Dv, 'Dv', 1);
+  if (Dk !== FUSED_HEAD_DIM || Dv !== FUSED_HEAD_DIM) {
+    throw new RangeError(`Dk, Dv: the fused op needs Dk = Dv = ${FUSED_HEAD_DIM} (every Qwen3.5 model), got Dk = ${Dk}, Dv = ${Dv}; run conv.forward then postconv.forward for other sizes`);
+  }
+  if (Hv % Hk !== 0) throw new RangeError(`Hv: expected a multiple of Hk = ${Hk} (grouped value heads), got ${Hv}`);
+  const C = 2 * Hk * Dk + Hv * Dv;
+
+  const x = expectTensor(inputs.x, 'x');
+  expectDType(x, 'x', ['f32', 'bf16']);
+  if (x.rank !== 2 || x.shape[1] !== C) throw new RangeError(`x: expected shape [T, C=${C}] (2·Hk·Dk + Hv·Dv), got [${x.shape.join(', ')}]`);
+  if (x.rowStride % 4 !== 0) throw new RangeError(`x: expected a row stride that is a multiple of 4 elements (rows are read in 4-element vectors), got ${x.rowStride}`);
+  const T = x.shape[0];
+  const { weight, K, bias } = conv.checkTaps(inputs, x, C);
+  const qsl = expectTensor(conv.int32Tensor(inputs.queryStartLoc, 'queryStartLoc'), 'queryStartLoc');
+  expectDType(qsl, 'queryStartLoc', ['i32']);
+  if (qsl.rank !== 1 || qsl.numel < 2) throw new RangeError(`queryStartLoc: expected shape [N+1] with N >= 1, got [${qsl.shape.join(', ')}]`);
+  const N = qsl.numel - 1;
+  const offsets = qsl.bits() as Int32Array;
+  if (offsets[0] !== 0) throw new RangeError(`queryStartLoc: must start at 0, got ${offsets[0]}`);
+  for (let s = 0; s < N; s++) {
+    if (offsets[s + 1] < offsets[s]) throw new RangeError(`queryStartLoc: must not decrease, but [${s}] = ${offsets[s]} > [${s + 1}] = ${offsets[s + 1]}`);
+  }
+  if (offsets[N] !== T) throw new RangeError(`queryStartLoc: must end at T = ${T} (rows of x), got ${offsets[N]}`);
+  let his: Tensor | null = null;
+  if (inputs.hasInitialState != null) {
+    his = expectTensor(conv.int32Tensor(inputs.hasInitialState, 'hasInitialState'), 'hasInitialState');
+    expectDType(his, 'hasInitialState', ['i8', 'i32']);
+    expectShape(his, 'hasInitialState', [N], ['N']);
+  }
+  const state = expectTensor(inputs.convState, 'convState');
+  expectDType(state, 'convState', ['f32']);
+  expectShape(state, 'convState', [N, C, K - 1], ['N', 'C', 'K-1']);
+  expectContiguous(state, 'convState');
+  const a = expectTensor(inputs.a, 'a');
+  const b = expectTensor(inputs.b, 'b');
+  expectDType(a, 'a', ['f32', 'bf16']);
+  if (b.dtype !== a.dtype) throw new TypeError(`b: expected dtype ${a.dtype} (the dtype of a), got ${b.dtype}`);
+  expectShape(a, 'a', [T, Hv], ['T', 'Hv']);
+  expectShape(b, 'b', [T, Hv], ['T', 'Hv']);
+  const ALog = expectTensor(inputs.ALog, 'ALog');
+  const dtBias = expectTensor(inputs.dtBias, 'dtBias');
+  expectDType(ALog, 'ALog', ['f32']);
+  expectDType(dtBias, 'dtBias', ['f32']);
+  expectShape(ALog, 'ALog', [Hv], ['Hv']);
+  expectShape(dtBias, 'dtBias', [Hv], ['Hv']);
+
+  const backend = backendOf(opts);
+  if (opts.inPlace && !(state.location === 'device' && state.backend === backend)) {
+    throw new Error('inPlace: convState must already be on the backend (convState.to(backend)) to be updated in place');
+  }
+  const staging = new Staging(backend);
+  const outputs: Tensor[] = [];
+  let dstate: Tensor | null = null;
+  try {
+    dstate = opts.inPlace ? state : staging.mutableCopy(state);
+    for (const [shape, dtype] of [[[T, Hk, Dk], qkvDtype], [[T, Hk, Dk], qkvDtype], [[T, Hv, Dv], qkvDtype], [[T, Hv], 'f32'], [[T, Hv], 'f32']] as const) {
+      outputs.push(staging.output(shape, dtype));
+    }
+    const [q, k, v, g, beta] = outputs;
+    const args: FusedArgs = {
+      T, Hk, Hv, Dk, Dv, K, num_seqs: N,
+      x_dtype: DTYPE_CODE[x.dtype], conv_dtype: DTYPE_CODE[convDtype], qkv_dtype: DTYPE_CODE[qkvDtype],
+      gate_dtype: DTYPE_CODE[a.dtype], his_dtype: DTYPE_CODE[his?.dtype ?? 'i8'],
+      arm: armId('fused', arm),
+      mutant: mutant ? FUSED_MUTANTS.indexOf(mutant) + 1 : 0,
+      x_row_stride: x.rowStride, a_row_stride: a.rowStride, b_row_stride: b.rowStride,
+      x: staging.input(x).addr,
+      weight: staging.input(weight).addr,
+      bias: bias ? staging.input(bias).addr : 0,
+      query_start_loc: staging.input(qsl).addr,
+      has_initial_state: his ? staging.input(his).addr : 0,
+      conv_state: dstate.addr,
+      // Column views (a and b inside one packed projection) keep their offset and row stride on the backend.
+      a: staging.input(a).addr,
+      b: staging.input(b).addr,
+      A_log: staging.input(ALog).addr,
+      dt_bias: staging.input(dtBias).addr,
+      q: q.addr, k: k.addr, v: v.addr, g: g.addr, beta: beta.addr,
+    };
+    return { args, outputs, convState: dstate, stateIsCaller: !!opts.inPlace, staging, backend, arm, mutant };
+  } catch (e) {
+    staging.release();
+    for (const t of outputs) t.release();
+    if (dstate && !opts.inPlace) dstate.release();
+    throw e;
+  }
+}
+
+function releaseAll(p: Prepared): void {
+  for (const t of p.outputs) t.release();
+  if (!p.stateIsCaller) p.convState.release();
+}
+
+function finish(p: Prepared, r: FusedResultStruct): FusedResult {
+  p.staging.release();
+  const [q, k, v, g, beta] = p.outputs;
+  return {
+    q, k, v, g, beta,
+    convState: p.convState,
+    requested: p.arm,
+    launch: { arm: armName('fused', r.arm_ran), threadsPerBlock: r.threads_per_block, grid: [r.grid_x, r.grid_y], tokensPerProgram: r.tokens_per_program },
+    mutant: p.mutant,
+    backend: p.backend.kind,
+    release: () => releaseAll(p),
+  };
+}
+
+/** Runs the fused op on a worker thread. */
+export async function forward(inputs: FusedInputs, opts: FusedOptions): Promise<FusedResult> {
+  const p = prepare(inputs, opts);
+  const result: FusedResultStruct[] = [{} as FusedResultStruct];
+  try {
+    await p.backend.callAsync(p.backend.lib.fusedForward, [p.backend.native, p.args, result], 'fused.forward');
+  } catch (e) {
+    p.staging.release();
+    releaseAll(p);
+    throw e;
+  }
+  return finish(p, result[0]);
+}
+
+/** The same as forward, on the calling thread. */
+export function forwardSync(inputs: FusedInputs, opts: FusedOptions): FusedResult {
+  const p = prepare(inputs, opts);
+  const result: FusedResultStruct[] = [{} as FusedResultStruct];
+  try {
+    p.backend.check(p.backend.lib.fusedForward(p.backend.native, p.args, result) as number, 'fused.forward');
+  } catch (e) {
+    p.staging.release();
+    releaseAll(p);
+    throw e;
+  }
+  return finish(p, result[0]);
+}
+
+/** A fused launch ready for the native timing loop (inputs staged once; the state is a private copy). */
+export function prepareTimed(inputs: FusedInputs, opts: FusedOptions, label?: string): NativeOp & { release(): void } {
+  const p = prepare(inputs, opts);
+  return {
+    kind: 'fused',
+    args: p.args,
+    label: label ?? `fused ${p.arm}`,
+    release() {
+      p.staging.release();
+      releaseAll(p);
+    },
+  };
+}
+
+/** What the fused op must equal: conv (scalar, out = convDtype) then post-conv (tree), the intermediate freed. */
+export async function chain(inputs: FusedInputs, opts: FusedOptions): Promise<FusedOutputs> {
+  const backend = backendOf(opts);
+  const convDtype = opts.convDtype ?? 'f32';
+  const c = await conv.forward(
+    { x: inputs.x, weight: inputs.weight, bias: inputs.bias, queryStartLoc: inputs.queryStartLoc, hasInitialState: inputs.hasInitialState, convState: inputs.convState },
+    { arm: 'scalar', outDtype: convDtype, backend, inPlace: opts.inPlace },
+  );
+  try {
+    const pc = await postconv.forward(
+      { convOut: c.out, a: inputs.a, b: inputs.b, ALog: inputs.ALog, dtBias: inputs.dtBias },
+      { Hk: opts.Hk, Hv: opts.Hv, Dk: opts.Dk, Dv: opts.Dv, arm: 'tree', qkvDtype: opts.qkvDtype ?? 'f32', backend },
+    );
+    c.out.release();
+    const state = c.convState;
+    const inPlace = !!opts.inPlace;
+    return {
+      q: pc.q, k: pc.k, v: pc.v, g: pc.g, beta: pc.beta, convState: state,
+      release() {
+        pc.release();
+        if (!inPlace) state.release();
+      },
+    };
+  } catch (e) {
+    c.release();
+    throw e;
+  }
+}
+
+/**
+ * Bytes the fused op must move at least: x read once, a and b read, q, k, v, g, beta written, the state
+ * read and written (N·C·(K-1) f32 each way).
+ */
+export function fusedBytes(T: number, s: PostconvShape, o: { xBytes: number; qkvBytes: number; gateBytes: number; N: number; K: number }): number {
+  const C = 2 * s.Hk * s.Dk + s.Hv * s.Dv;
+  return T * (C * o.xBytes + 2 * s.Hv * o.gateBytes + C * o.qkvBytes + 2 * s.Hv * 4) + 2 * o.N * C * (o.K - 1) * 4;
+}

@@ -1,0 +1,160 @@
+import { strict as assert } from 'assert';
+import { Tensor } from '../../lib/tensor';
+import * as fused from '../../lib/ops/fused';
+import {
+  checkFused, fusedMatrix, makeFusedInputs, fusedOptions, runFusedMutants, compareFused, totalMismatches, diffFused, FusedCase, FUSED_OUTPUTS,
+} from '../../lib/check/fused';
+import { countBitMismatches } from '../../lib/check/bits';
+import { forEachBackend, openBackend } from '../backends';
+
+const zero = { q: 0, k: 0, v: 0, g: 0, beta: 0, convState: 0 };
+
+forEachBackend((backend, kind) => {
+  describe('fused conv→post-conv == conv(scalar) → post-conv(tree), bit for bit on every output and the state', function () {
+    this.timeout(300000);
+    for (const c of fusedMatrix({ quick: true })) {
+      it(c.name, async () => {
+        const report = await checkFused({ backend: backend(), hostBackend: kind === 'cuda' ? openBackend('host') : undefined, cases: [c] });
+        assert.deepEqual(report.results[0].mismatches, zero);
+        for (const x of report.crossBackend) assert.deepEqual(x.mismatches, zero, 'cuda != host');
+      });
+    }
+  });
+
+  describe('fused: what the comparison rests on', function () {
+    this.timeout(120000);
+    const c: FusedCase = {
+      name: 'probe', Hk: 2, Hv: 4, K: 4, lengths: [70, 0, 2, 9], initialState: [true, true, true, false], maskDtype: 'i32', bias: true,
+      xDtype: 'bf16', convDtype: 'bf16', qkvDtype: 'f32', gateDtype: 'bf16', xRowStride: 1024, packedWidth: 13, bOffset: 1, aOffset: 7, seed: 42,
+    };
+
+    it('writes every element (no poison left) and changes the state of non-empty sequences only', async () => {
+      const inputs = makeFusedInputs(c);
+      const r = await fused.forward(inputs, fusedOptions(c, backend()));
+      for (const o of ['q', 'k', 'v', 'g', 'beta'] as const) {
+        const bits = r[o].bits() as Uint32Array;
+        assert.ok(!bits.includes(0x7fc0dead), `${o} holds the poison pattern`);
+      }
+      assert.deepEqual(r.launch, { arm: 'head-tile', threadsPerBlock: 128, grid: [2 * 2 + 4 + 1, 2 + 1 + 1], tokensPerProgram: 64 });
+      // sequence 1 is empty: its state row is untouched; the others changed
+      const C = 1024;
+      const before = inputs.convState.bits() as Uint32Array;
+      const after = r.convState.bits() as Uint32Array;
+      const row = (s: number, a: Uint32Array) => Array.from(a.subarray(s * C * 3, (s + 1) * C * 3));
+      assert.deepEqual(row(1, after), row(1, before));
+      for (const s of [0, 2, 3]) assert.notDeepEqual(row(s, after), row(s, before));
+      r.release();
+    });
+
+    it('the f32 q/k outputs see orders the bf16 outputs hide: the comparison is made in f32 too', async () => {
+      const inputs = makeFusedInputs(c);
+      const ref = await fused.chain(inputs, fusedOptions(c, backend()));
+      const mut = await fused.forward(inputs, fusedOptions(c, backend(), 'seq-fold'));
+      const diff = compareFused(mut, ref);
+      assert.ok(diff.q + diff.k > 100, `seq-fold changes only ${diff.q + diff.k} f32 q/k elements`);
+      assert.equal(diff.v + diff.g + diff.beta + diff.convState, 0, 'seq-fold touches q and k only');
+      assert.equal(mut.mutant, 'seq-fold');
+      // the same through diff(): the counts agree, mismatches carry (token, head, feature) and are a few ulps
+      const d = diffFused(mut, ref);
+      for (const o of FUSED_OUTPUTS) assert.equal(d[o].mismatches, diff[o], o);
+      assert.deepEqual(Object.keys(d.q.first[0].coords), ['token', 'head', 'feature']);
+      assert.ok(d.q.first.every((m) => m.ulp !== null && m.ulp <= 8), 'seq-fold moves q by a few f32 ulps');
+      ref.release();
+      mut.release();
+    });
+
+    it('in place: the caller\'s device state is updated, and equals the chain\'s', async () => {
+      const inputs = makeFusedInputs(c);
+      const ref = await fused.chain(inputs, fusedOptions(c, backend()));
+      const dev = inputs.convState.to(backend());
+      const r = await fused.forward({ ...inputs, convState: dev }, { ...fusedOptions(c, backend()), inPlace: true });
+      assert.equal(r.convState, dev);
+      assert.equal(countBitMismatches(dev, ref.convState), 0);
+      r.release();
+      assert.ok(!dev.released);
+      dev.release();
+      ref.release();
+    });
+  });
+
+  describe('fused: the planted mutants are caught', function () {
+    this.timeout(300000);
+    it('seq-fold (a summation order that is not the tree) in the f32-q/k cases; no-round in the bf16-conv cases', async () => {
+      const cases = fusedMatrix({ quick: true }).filter((x) => x.Hk === 1);
+      const outcomes = await runFusedMutants(backend(), cases);
+      const seq = outcomes.find((o) => o.mutant === 'seq-fold')!;
+      const noRound = outcomes.find((o) => o.mutant === 'no-round')!;
+      assert.ok(seq.caught && seq.caughtCases === seq.cases, seq.detail);
+      assert.ok(noRound.caught && noRound.caughtCases === noRound.cases, noRound.detail);
+      assert.equal(seq.mismatches.v + seq.mismatches.g + seq.mismatches.beta + seq.mismatches.convState, 0);
+      assert.equal(noRound.mismatches.g + noRound.mismatches.beta + noRound.mismatches.convState, 0);
+      assert.ok(noRound.mismatches.v > 0 && noRound.mismatches.q > 0);
+    });
+  });
+
+  describe('fused: bad arguments are named', () => {
+    const c: FusedCase = {
+      name: 'bad', Hk: 1, Hv: 2, K: 4, lengths: [3, 5], initialState: null, maskDtype: 'i8', bias: false,
+      xDtype: 'f32', convDtype: 'f32', qkvDtype: 'f32', gateDtype: 'f32', xRowStride: 512, packedWidth: 4, bOffset: 0, aOffset: 2, seed: 1,
+    };
+    const inputs = () => makeFusedInputs(c);
+    const opts = () => fusedOptions(c, backend());
+    it('names the argument and what was expected', async () => {
+      await assert.rejects(fused.forward(inputs(), { ...opts(), Dk: 64, Dv: 64 }), /Dk, Dv: the fused op needs Dk = Dv = 128/);
+      await assert.rejects(fused.forward(inputs(), { ...opts(), Hv: 3 }), /x: expected shape \[T, C=640\]/);
+      await assert.rejects(fused.forward(inputs(), { ...opts(), Hk: 2, Hv: 3 }), /Hv: expected a multiple of Hk = 2/);
+      await assert.rejects(fused.forward({ ...inputs(), x: Tensor.zeros([8, 500]) }, opts()), /x: expected shape \[T, C=512\]/);
+      await assert.rejects(fused.forward({ ...inputs(), x: Tensor.zeros([8, 512], 'f32', { rowStride: 514 }) }, opts()), /x: expected a row stride that is a multiple of 4/);
+      await assert.rejects(fused.forward({ ...inputs(), weight: Tensor.zeros([512, 4], 'bf16') }, opts()), /weight: expected dtype f32 \(the dtype of x\)/);
+      await assert.rejects(fused.forward({ ...inputs(), queryStartLoc: [0, 3, 7] }, opts()), /queryStartLoc: must end at T = 8/);
+      await assert.rejects(fused.forward({ ...inputs(), queryStartLoc: [0, 5, 3, 8] }, opts()), /queryStartLoc: must not decrease/);
+      await assert.rejects(fused.forward({ ...inputs(), convState: Tensor.zeros([2, 512, 2]) }, opts()), /convState: expected shape \[N=2, C=512, K-1=3\]/);
+      await assert.rejects(fused.forward({ ...inputs(), a: Tensor.zeros([8, 2], 'bf16') }, opts()), /b: expected dtype bf16 \(the dtype of a\), got f32/);
+      await assert.rejects(fused.forward({ ...inputs(), ALog: Tensor.zeros([3]) }, opts()), /ALog: expected shape \[Hv=2\]/);
+      await assert.rejects(fused.forward(inputs(), { ...opts(), arm: 'fast' as never }), /arm: expected one of 'head-tile'/);
+      await assert.rejects(fused.forward(inputs(), { ...opts(), mutant: 'nope' as never }), /mutant: expected one of 'seq-fold', 'no-round'/);
+      await assert.rejects(fused.forward(inputs(), { ...opts(), convDtype: 'f16' as never }), /convDtype: expected one of 'f32', 'bf16'/);
+      await assert.rejects(fused.forward(inputs(), { ...opts(), inPlace: true }), /inPlace: convState must already be on the backend/);
+    });
+
+    it('the native layer names what it rejects (a misaligned x, overlapping outputs)', () => {
+      const b = backend();
+      const lib = b.lib;
+      const x = Tensor.zeros([8, 520], 'f32').to(b);
+      const good = makeFusedInputs(c);
+      const staged = {
+        w: good.weight.to(b), qsl: Tensor.from([0, 3, 8], [3], 'i32').to(b), st: good.convState.to(b),
+        ab: Tensor.zeros([8, 4]).to(b), al: Tensor.zeros([2]).to(b), q: Tensor.zeros([8, 1, 128]).to(b), v: Tensor.zeros([8, 2, 128]).to(b), gb: Tensor.zeros([8, 4]).to(b),
+      };
+      const args = {
+        T: 8, Hk: 1, Hv: 2, Dk: 128, Dv: 128, K: 4, num_seqs: 2, x_dtype: 0, conv_dtype: 0, qkv_dtype: 0, gate_dtype: 0, his_dtype: 4, arm: 0, mutant: 0,
+        x_row_stride: 516, a_row_stride: 4, b_row_stride: 4, x: x.addr + 16, weight: staged.w.addr, bias: 0, query_start_loc: staged.qsl.addr, has_initial_state: 0,
+        conv_state: staged.st.addr, a: staged.ab.addr, b: staged.ab.addr + 8, A_log: staged.al.addr, dt_bias: staged.al.addr,
+        q: staged.q.addr, k: staged.q.addr, v: staged.v.addr, g: staged.gb.addr, beta: staged.gb.addr + 8,
+      };
+      const res = [{}];
+      let st = lib.fusedForward(b.native, { ...args, x: x.addr + 4 }, res) as number;
+      assert.notEqual(st, 0);
+      assert.match(lib.lastError() as string, /args\.x: expected an address aligned to 16 bytes/);
+      st = lib.fusedForward(b.native, args, res) as number;
+      assert.notEqual(st, 0);
+      assert.match(lib.lastError() as string, /args\.k: expected memory apart from args\.q, but the two overlap/);
+      st = lib.fusedForward(b.native, { ...args, Dk: 64 }, res) as number;
+      assert.match(lib.lastError() as string, /args\.Dk: the fused op needs Dk = 128/);
+      x.release();
+      for (const t of Object.values(staged)) t.release();
+    });
+  });
+});
+
+describe('fused: the matrix covers what the issue asks for', () => {
+  it('f32 and bf16 everywhere, varlen with and without state, several T, the 4B and 27B layouts', () => {
+    const m = fusedMatrix();
+    for (const k of ['xDtype', 'convDtype', 'qkvDtype', 'gateDtype'] as const) assert.deepEqual([...new Set(m.map((c) => c[k]))].sort(), ['bf16', 'f32']);
+    assert.ok(m.some((c) => c.lengths.length > 1 && c.initialState) && m.some((c) => c.lengths.length > 1 && !c.initialState));
+    assert.ok(m.some((c) => c.Hk === 16 && c.Hv === 32) && m.some((c) => c.Hk === 16 && c.Hv === 48));
+    assert.ok(new Set(m.filter((c) => c.lengths.length === 1).map((c) => c.lengths[0])).size >= 5);
+    assert.deepEqual(FUSED_OUTPUTS, ['q', 'k', 'v', 'g', 'beta', 'convState']);
+    assert.equal(totalMismatches(zero), 0);
+  });
+});
