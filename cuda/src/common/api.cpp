@@ -71,15 +71,6 @@ gdn_status backend_call(gdn_backend* b, const char* fn, F body) {
   });
 }
 
-gdn_status buffer_release(gdn_backend* b, uint64_t addr) {
-#if GDN_HAVE_CUDA
-  if (backend_is_cuda(b)) return cuda::release(b, addr);
-#endif
-  (void)b;
-  host::release(addr);
-  return GDN_OK;
-}
-
 gdn_status synchronize_backend(gdn_backend* b) {
 #if GDN_HAVE_CUDA
   if (backend_is_cuda(b)) return cuda::synchronize(b);
@@ -202,6 +193,11 @@ GDN_API gdn_status gdn_backend_open(int32_t kind, int32_t device_ordinal, gdn_ba
       }
     }
 #endif
+#if GDN_HAVE_CUDA
+    b->cache.reset(new BufferCache(kind == GDN_BACKEND_CUDA ? cuda::segment_source(b) : host::segment_source(b)));
+#else
+    b->cache.reset(new BufferCache(host::segment_source(b)));
+#endif
     {
       std::lock_guard<std::mutex> lock(g_backends_mu);
       g_backends.insert(b);
@@ -223,14 +219,13 @@ GDN_API gdn_status gdn_backend_close(gdn_backend* b) {
   return guarded(nullptr, "gdn_backend_close", [&]() -> gdn_status {
     {
       std::lock_guard<std::mutex> exec_lock(b->exec_mu);
+      // Buffers still alive die with the backend; the cache returns every segment (after waiting
+      // for the stream) before the CUDA state goes.
+      registry_drain(b, [](uint64_t, uint64_t) {});
+      b->cache->release_all();
 #if GDN_HAVE_CUDA
-      if (backend_is_cuda(b)) {
-        cuda::synchronize(b);
-        registry_drain(b, [&](uint64_t addr, uint64_t) { cuda::release(b, addr); });
-        cuda::close(b);
-      }
+      if (backend_is_cuda(b)) cuda::close(b);
 #endif
-      if (!backend_is_cuda(b)) registry_drain(b, [](uint64_t addr, uint64_t) { host::release(addr); });
     }
     delete b;
     return GDN_OK;
@@ -268,12 +263,14 @@ GDN_API gdn_status gdn_buffer_alloc(gdn_backend* b, uint64_t bytes, gdn_addr* ou
     if (bytes == 0) return fail(b, GDN_ERR_INVALID_ARGUMENT, "bytes: must be > 0");
     if (bytes > (uint64_t(1) << 48)) return fail(b, GDN_ERR_INVALID_ARGUMENT, "bytes: %" PRIu64 " is absurd", bytes);
     uint64_t addr = 0;
-    gdn_status st;
-#if GDN_HAVE_CUDA
-    if (backend_is_cuda(b)) st = cuda::alloc(b, bytes, &addr);
-    else
-#endif
-      st = host::alloc(b, bytes, &addr);
+    const gdn_status st = b->cache->allocate(bytes, &addr);
+    if (st == GDN_ERR_OUT_OF_MEMORY) {
+      const BufferCacheStats cs = b->cache->stats();
+      return fail(b, GDN_ERR_OUT_OF_MEMORY,
+                  "gdn_buffer_alloc: %" PRIu64 " bytes: out of %s memory (%" PRIu64 " bytes in %" PRId64
+                  " live buffers; the cache had returned its unused segments and retried)",
+                  bytes, backend_is_cuda(b) ? "device" : "host", cs.allocated_bytes, cs.allocated_blocks);
+    }
     if (st != GDN_OK) return st;
     registry_add(b, addr, bytes);
     *out = addr;
@@ -288,9 +285,11 @@ GDN_API gdn_status gdn_buffer_free(gdn_backend* b, gdn_addr buffer) {
       return fail(b, GDN_ERR_INVALID_BUFFER,
                   "buffer: 0x%" PRIx64 " is not the start of a live buffer of this backend (already freed, or foreign)",
                   buffer);
-    gdn_status st = synchronize_backend(b);  // work in flight may still use it
-    const gdn_status rel = buffer_release(b, buffer);
-    return st != GDN_OK ? st : rel;
+    // No synchronisation: the block stays in the cache, and whatever its next owner enqueues runs
+    // after the work already on the stream (common/buffer_cache.h, "Stream order").
+    if (!b->cache->release(buffer))
+      return fail(b, GDN_ERR_INTERNAL, "buffer: 0x%" PRIx64 " was live but is not a block of the buffer cache", buffer);
+    return GDN_OK;
   });
 }
 
@@ -358,6 +357,34 @@ GDN_API gdn_status gdn_buffer_stats(gdn_backend* b, int64_t* live_count, uint64_
   *live_count = (int64_t)b->buffers.size();
   *live_bytes = b->live_bytes;
   return GDN_OK;
+}
+
+GDN_API gdn_status gdn_buffer_cache_stats(gdn_backend* b, gdn_buffer_cache_info* out) {
+  clear_error();
+  gdn_status st = check_backend(b);
+  if (st != GDN_OK) return st;
+  if (out == nullptr) return fail(b, GDN_ERR_INVALID_ARGUMENT, "out: is null");
+  const BufferCacheStats cs = b->cache->stats();
+  std::memset(out, 0, sizeof *out);
+  out->reserved_bytes = cs.reserved_bytes;
+  out->allocated_bytes = cs.allocated_bytes;
+  out->cached_bytes = cs.cached_bytes;
+  out->peak_reserved_bytes = cs.peak_reserved_bytes;
+  out->segments = cs.segments;
+  out->allocated_blocks = cs.allocated_blocks;
+  out->free_blocks = cs.free_blocks;
+  out->alloc_calls = cs.alloc_calls;
+  out->segment_maps = cs.segment_maps;
+  out->segment_unmaps = cs.segment_unmaps;
+  return GDN_OK;
+}
+
+GDN_API gdn_status gdn_buffer_trim(gdn_backend* b, uint64_t* released_bytes) {
+  return backend_call(b, "gdn_buffer_trim", [&]() -> gdn_status {
+    const uint64_t n = b->cache->trim();
+    if (released_bytes != nullptr) *released_bytes = n;
+    return GDN_OK;
+  });
 }
 
 GDN_API gdn_status gdn_synchronize(gdn_backend* b) {

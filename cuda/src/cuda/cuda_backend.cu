@@ -175,25 +175,49 @@ gdn_status device_info(gdn_backend* b, gdn_device_info* info) {
 }
 
 // ----------------------------------------------------------------- memory
-gdn_status alloc(gdn_backend* b, uint64_t bytes, uint64_t* addr) {
+// Segments for the buffer cache (common/buffer_cache.h). The cache calls these with its lock held,
+// from a thread that entered through the API, so the device is bound (cuda_bind) already; binding
+// again is cheap and keeps them safe from any thread.
+namespace {
+gdn_status cuda_map(void* ctx, uint64_t bytes, uint64_t* addr) {
+  gdn_backend* b = static_cast<gdn_backend*>(ctx);
   gdn_status st = cuda_bind(b);
   if (st != GDN_OK) return st;
   void* p = nullptr;
   const cudaError_t err = cudaMalloc(&p, (size_t)bytes);
   if (err == cudaErrorMemoryAllocation) {
-    cudaGetLastError();
-    return fail(b, GDN_ERR_OUT_OF_MEMORY, "gdn_buffer_alloc: cudaMalloc of %llu bytes failed (out of device memory)",
-                (unsigned long long)bytes);
+    cudaGetLastError();  // not sticky: clear it, the cache retries after a trim
+    return GDN_ERR_OUT_OF_MEMORY;
   }
-  st = cuda_check(b, err, "cudaMalloc");
+  st = cuda_check(b, err, "cudaMalloc of a buffer segment");
   if (st != GDN_OK) return st;
   *addr = (uint64_t)(uintptr_t)p;
   return GDN_OK;
 }
 
-gdn_status release(gdn_backend* b, uint64_t addr) {
+void cuda_unmap(void* ctx, uint64_t addr, uint64_t) {
+  gdn_backend* b = static_cast<gdn_backend*>(ctx);
   cudaSetDevice(b->device_ordinal);
-  return cuda_check(b, cudaFree(reinterpret_cast<void*>((uintptr_t)addr)), "cudaFree");
+  cudaFree(reinterpret_cast<void*>((uintptr_t)addr));
+}
+
+// Before a segment goes back to the driver, nothing enqueued may still use it. (cudaFree waits for
+// the device as well; the explicit wait keeps that from being the only guarantee.)
+void cuda_sync(void* ctx) {
+  gdn_backend* b = static_cast<gdn_backend*>(ctx);
+  CudaState* cs = cuda_state(b);
+  cudaSetDevice(b->device_ordinal);
+  if (cs && cs->stream) cudaStreamSynchronize(cs->stream);
+}
+}  // namespace
+
+SegmentSource segment_source(gdn_backend* b) {
+  SegmentSource s;
+  s.ctx = b;
+  s.map = cuda_map;
+  s.unmap = cuda_unmap;
+  s.sync = cuda_sync;
+  return s;
 }
 
 gdn_status synchronize(gdn_backend* b) {
