@@ -166,7 +166,9 @@ GDN_API gdn_status gdn_buffer_free(gdn_backend* backend, gdn_addr buffer);
 GDN_API gdn_status gdn_buffer_upload(gdn_backend* backend, gdn_addr dst, const void* src, uint64_t bytes);
 /* Backend → host. Synchronous (waits for work in flight on the backend's stream). */
 GDN_API gdn_status gdn_buffer_download(gdn_backend* backend, void* dst, gdn_addr src, uint64_t bytes);
-/* Fills bytes with a repeated 32-bit pattern (bytes a multiple of 4): poison before a run. */
+/* Fills bytes with a repeated 32-bit pattern (bytes a multiple of 4): poison before a run.
+ * Fill and copy are enqueued on the backend's stream (CUDA) without waiting: every later op, copy,
+ * download and synchronize is ordered after them; their errors show at the next synchronising call. */
 GDN_API gdn_status gdn_buffer_fill_u32(gdn_backend* backend, gdn_addr dst, uint32_t pattern, uint64_t bytes);
 GDN_API gdn_status gdn_buffer_copy(gdn_backend* backend, gdn_addr dst, gdn_addr src, uint64_t bytes);
 /* Live buffers and their total size (leak checks). Blocks held by the buffer cache are not live. */

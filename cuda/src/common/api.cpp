@@ -337,10 +337,8 @@ GDN_API gdn_status gdn_buffer_copy(gdn_backend* b, gdn_addr dst, gdn_addr src, u
       return fail(b, GDN_ERR_INVALID_ARGUMENT, "dst/src: the ranges overlap (0x%" PRIx64 " and 0x%" PRIx64 ", %" PRIu64 " bytes)",
                   dst, src, bytes);
 #if GDN_HAVE_CUDA
-    if (backend_is_cuda(b)) {
-      st = cuda::copy(b, dst, src, bytes);
-      return st == GDN_OK ? cuda::synchronize(b) : st;
-    }
+    // Enqueued, not waited for: everything that touches backend memory is ordered on the stream.
+    if (backend_is_cuda(b)) return cuda::copy(b, dst, src, bytes);
 #endif
     std::memcpy(reinterpret_cast<void*>((uintptr_t)dst), reinterpret_cast<const void*>((uintptr_t)src), (size_t)bytes);
     return GDN_OK;

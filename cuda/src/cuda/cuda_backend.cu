@@ -100,6 +100,14 @@ gdn_status open(gdn_backend* b, int32_t ordinal) {
   if (st == GDN_OK) st = cuda_check(nullptr, cudaEventCreate(&cs->ev_start), "cudaEventCreate");
   if (st == GDN_OK) st = cuda_check(nullptr, cudaEventCreate(&cs->ev_stop), "cudaEventCreate");
   if (st == GDN_OK) st = cuda_check(nullptr, cudaDeviceGetAttribute(&cs->l2_bytes, cudaDevAttrL2CacheSize, ordinal), "L2 size");
+  if (st == GDN_OK) {
+    constexpr size_t kPinned = 64 << 10;
+    if (cudaMallocHost(&cs->pinned, kPinned) == cudaSuccess) cs->pinned_bytes = kPinned;
+    else {
+      cs->pinned = nullptr;  // optional: small reads then take the pageable path
+      cudaGetLastError();
+    }
+  }
   b->cuda = cs;
   if (st != GDN_OK) {
     close(b);
@@ -114,6 +122,7 @@ void close(gdn_backend* b) {
   cudaSetDevice(b->device_ordinal);
   if (cs->stream) cudaStreamSynchronize(cs->stream);
   if (cs->flush) cudaFree(cs->flush);
+  if (cs->pinned) cudaFreeHost(cs->pinned);
   if (cs->ev_start) cudaEventDestroy(cs->ev_start);
   if (cs->ev_stop) cudaEventDestroy(cs->ev_stop);
   if (cs->stream) cudaStreamDestroy(cs->stream);
@@ -238,20 +247,24 @@ gdn_status upload(gdn_backend* b, uint64_t dst, const void* src, uint64_t bytes)
 gdn_status download(gdn_backend* b, void* dst, uint64_t src, uint64_t bytes) {
   gdn_status st = cuda_bind(b);
   if (st != GDN_OK) return st;
-  st = cuda_check(b, cudaMemcpyAsync(dst, reinterpret_cast<const void*>((uintptr_t)src), (size_t)bytes,
-                                     cudaMemcpyDeviceToHost, cuda_state(b)->stream),
+  CudaState* cs = cuda_state(b);
+  const bool small = cs->pinned != nullptr && bytes <= cs->pinned_bytes;
+  st = cuda_check(b, cudaMemcpyAsync(small ? cs->pinned : dst, reinterpret_cast<const void*>((uintptr_t)src), (size_t)bytes,
+                                     cudaMemcpyDeviceToHost, cs->stream),
                   "download (cudaMemcpyAsync)");
-  return st == GDN_OK ? synchronize(b) : st;
+  if (st == GDN_OK) st = synchronize(b);
+  if (st == GDN_OK && small) std::memcpy(dst, cs->pinned, (size_t)bytes);
+  return st;
 }
 
+// Enqueued on the stream like a kernel: whatever reads the buffer next is ordered after it.
 gdn_status fill_u32(gdn_backend* b, uint64_t dst, uint32_t pattern, uint64_t bytes) {
   gdn_status st = cuda_bind(b);
   if (st != GDN_OK) return st;
   const uint64_t n = bytes / 4;
   const unsigned blocks = (unsigned)(n / 256 + 1 < 4096 ? n / 256 + 1 : 4096);
   fill_u32_kernel<<<blocks, 256, 0, cuda_state(b)->stream>>>(reinterpret_cast<uint32_t*>((uintptr_t)dst), pattern, n);
-  st = cuda_check_launch(b, "fill_u32 kernel");
-  return st == GDN_OK ? synchronize(b) : st;
+  return cuda_check_launch(b, "fill_u32 kernel");
 }
 
 gdn_status copy(gdn_backend* b, uint64_t dst, uint64_t src, uint64_t bytes) {
