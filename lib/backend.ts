@@ -192,6 +192,19 @@ export class Backend {
     };
   }
 
+  /** Host backend: threads that replay a launch's blocks where the order allows (0 on CUDA). */
+  hostThreads(): number {
+    const out = [0];
+    this.check(this.lib.hostThreads(this.native, out) as number, 'host threads');
+    return Number(out[0]);
+  }
+
+  /** Host backend: replay on `threads` threads (0 = every logical CPU, 1 = serial). */
+  setHostThreads(threads: number): void {
+    if (!Number.isInteger(threads) || threads < 0) throw new RangeError(`threads: expected 0 (every CPU) or a positive integer, got ${threads}`);
+    this.check(this.lib.hostSetThreads(this.native, threads) as number, 'setting the host threads');
+  }
+
   /** Returns the cache's wholly unused segments to the device (or the OS); the bytes returned. */
   trim(): number {
     const out = [0];

@@ -37,6 +37,8 @@ const USAGE = `usage: gdnlab <command>
   check sanitize [--backend B]                one small launch of every arm (run under compute-sanitizer)
   bench conv|postconv [--backend B] [--quick] [--no-torch] [--json [FILE]] [--markdown FILE]
                                               every arm vs a device copy of the same bytes and PyTorch eager, one run
+  bench overhead [--backend B] [--quick] [--json [FILE]]   per-op cost from TypeScript beyond the kernel; alloc/free
+  bench host [--quick] [--json [FILE]]        host backend arms vs a memcpy of the same bytes
   bench verdict [--backend B]                 timing self-check: same arm twice = same, scalar = slower
   notebooks run [paths…] | notebooks export <notebook> [--out DIR]
   kernel install [--python PY] [--user|--sys-prefix|--prefix DIR]
@@ -172,13 +174,13 @@ export async function main(argv: string[]): Promise<number> {
         if (sub === 'postconv') return await (await import('./check/postconv')).postconvCommand(args, pickBackend(args.flags));
         throw new UsageError(`check: expected conv, race or postconv, got ${sub ?? 'nothing'}`);
       case 'bench':
-        if (sub === 'conv' || sub === 'postconv') return await (await import('./bench/cli')).benchCommand(sub, args);
+        if (sub === 'conv' || sub === 'postconv' || sub === 'overhead' || sub === 'host') return await (await import('./bench/cli')).benchCommand(sub, args);
         if (sub === 'verdict') {
           const v = await (await import('./bench/verdict')).verdictSelfCheck(pickBackend(args.flags));
           console.log(`${v.same}\n${v.slower}\n${v.line}`);
           return v.same.verdict === 'same' && v.slower.verdict === 'slower' ? 0 : 1;
         }
-        throw new UsageError(`bench: expected conv or postconv, got ${sub ?? 'nothing'}`);
+        throw new UsageError(`bench: expected conv, postconv, overhead, host or verdict, got ${sub ?? 'nothing'}`);
       case 'notebooks':
         return await (await import('./notebooks/cli')).notebooksCommand(argv.slice(argv.indexOf('notebooks') + 1));
       case 'kernel': {

@@ -195,6 +195,14 @@ GDN_API gdn_status gdn_buffer_cache_stats(gdn_backend* backend, gdn_buffer_cache
 GDN_API gdn_status gdn_buffer_trim(gdn_backend* backend, uint64_t* released_bytes);
 GDN_API gdn_status gdn_synchronize(gdn_backend* backend);
 
+/* Host backend: how many threads replay the blocks of a launch. Only launches whose block order does
+ * not matter run in parallel: the FORWARD schedule of an arm without a planted mutant and not the racy
+ * mapping; reverse, shuffled and explicit schedules and race trials keep their exact serial order.
+ * threads = 0 picks every logical CPU (the default), 1 replays serially. Parallel and serial replays
+ * give the same bits. gdn_host_threads reports the count in effect. */
+GDN_API gdn_status gdn_host_set_threads(gdn_backend* backend, int32_t threads);
+GDN_API gdn_status gdn_host_threads(gdn_backend* backend, int32_t* threads);
+
 /* ---------------------------------------------------------------- causal conv, prefill */
 typedef struct gdn_schedule {
   int32_t kind;      /* gdn_schedule_kind */

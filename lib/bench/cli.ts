@@ -1,33 +1,55 @@
 // `gdnlab bench conv|postconv [--backend host|cuda] [--quick] [--no-torch] [--json FILE] [--markdown FILE]`
+// `gdnlab bench overhead [--backend host|cuda] [--quick] [--json [FILE]]`
+// `gdnlab bench host [--quick] [--json [FILE]]`
 
 import * as fs from 'fs';
 import { Backend, activeBackend } from '../backend';
 import { benchConv, benchPostconv, benchMarkdown, writeJson } from './bench';
 import type { Args } from '../cli';
 
-export async function benchCommand(op: 'conv' | 'postconv', args: Args): Promise<number> {
-  const b = args.flags.get('backend');
-  const backend = b === 'host' || b === 'cuda' ? Backend.open(b) : activeBackend();
-  const quick = args.flags.has('quick');
-  if (backend.kind === 'host' && !quick) {
-    console.error('gdnlab bench: the host backend runs the GPU-sized shapes for minutes; use --quick for a small host run');
-  }
-  const opts = {
-    backend,
-    quick,
-    torch: !args.flags.has('no-torch'),
-    log: (l: string) => console.error(l),
-  };
-  const report = op === 'conv' ? await benchConv(opts) : await benchPostconv(opts);
-  // The command as typed, minus where the output went.
+function commandLine(op: string): string {
   const shown = process.argv.slice(4).filter((a, i, all) => !a.startsWith('--json') && !a.startsWith('--markdown') && all[i - 1] !== '--markdown');
-  const command = ['gdnlab bench', op, ...shown].join(' ');
-  const md = benchMarkdown(report, command.trim());
+  return ['gdnlab bench', op, ...shown].join(' ').trim();
+}
+
+/** JSON to stdout (--json), or to a file (--json FILE) with the Markdown on stdout. */
+function emit(args: Args, report: unknown, md: string): void {
   const json = args.flags.get('json');
   const mdFile = args.flags.get('markdown');
   if (typeof json === 'string') writeJson(json, report);
   if (typeof mdFile === 'string') fs.writeFileSync(mdFile, md + '\n');
   if (json === true) console.log(JSON.stringify(report, null, 2));
   else console.log(md);
+}
+
+export async function benchCommand(op: 'conv' | 'postconv' | 'overhead' | 'host', args: Args): Promise<number> {
+  const b = args.flags.get('backend');
+  const quick = args.flags.has('quick');
+  const log = (l: string) => console.error(l);
+  if (op === 'host') {
+    if (b !== undefined && b !== 'host') console.error(`gdnlab bench host: measures the host backend (--backend ${String(b)} ignored)`);
+    const { benchHost, hostMarkdown } = await import('./host');
+    const backend = Backend.open('host');
+    try {
+      const report = await benchHost({ backend, quick, log });
+      emit(args, report, hostMarkdown(report, commandLine(op)));
+    } finally {
+      backend.close();
+    }
+    return 0;
+  }
+  const backend = b === 'host' || b === 'cuda' ? Backend.open(b) : activeBackend();
+  if (op === 'overhead') {
+    const { benchOverhead, overheadMarkdown } = await import('./overhead');
+    const report = await benchOverhead({ backend, quick, log });
+    emit(args, report, overheadMarkdown(report, commandLine(op)));
+    return 0;
+  }
+  if (backend.kind === 'host' && !quick) {
+    console.error('gdnlab bench: the host backend runs the GPU-sized shapes for minutes; use --quick for a small host run');
+  }
+  const opts = { backend, quick, torch: !args.flags.has('no-torch'), log };
+  const report = op === 'conv' ? await benchConv(opts) : await benchPostconv(opts);
+  emit(args, report, benchMarkdown(report, commandLine(op)));
   return 0;
 }

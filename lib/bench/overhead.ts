@@ -177,3 +177,143 @@ export function reportHeader(backend: Backend): Pick<OverheadReport, 'backend' |
     targetUs: OVERHEAD_TARGET_US,
   };
 }
+
+// ------------------------------------------------------------------------------------------ the cases
+
+/** Small ops at model sizes: C = 8192 (Qwen3.5-4B), T = 8 tokens (conv, post-conv), B = 8 (update). */
+export async function benchOverhead(opts: OverheadOptions): Promise<OverheadReport> {
+  const { backend } = opts;
+  const { cases, validated, release } = await overheadCases(backend);
+  try {
+    const rows = await timeOverheadCases(cases, opts);
+    return { bench: 'overhead', ...reportHeader(backend), validated, rows, cache: backend.cacheStats() };
+  } finally {
+    release();
+  }
+}
+
+function mismatching(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let n = Math.abs(a.length - b.length);
+  for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) n++;
+  return n;
+}
+
+export async function overheadCases(backend: Backend): Promise<{ cases: OverheadCase[]; validated: OverheadReport['validated']; release(): void }> {
+  const conv = await import('../ops/conv');
+  const postconv = await import('../ops/postconv');
+  const { matmulNT } = await import('../ops/matmul');
+  const held: Tensor[] = [];
+  const dev = (t: Tensor) => {
+    const d = t.to(backend);
+    held.push(d);
+    return d;
+  };
+  const kernels: (NativeOp & { release(): void })[] = [];
+  const cases: OverheadCase[] = [];
+  const validated: OverheadReport['validated'] = [];
+
+  // conv.forward: T = 8 tokens of one sequence, C = 8192, K = 4, bf16, vec/exact (one launch).
+  const T = 8;
+  const C = 8192;
+  const convIn = {
+    x: dev(Tensor.random([T, C], 'bf16', { seed: 1 })),
+    weight: dev(Tensor.random([C, 4], 'bf16', { seed: 2, scale: 0.5 })),
+    queryStartLoc: dev(Tensor.from([0, T], [2], 'i32')),
+    convState: dev(Tensor.random([1, C, 3], 'f32', { seed: 3 })),
+  };
+  const convOpts = { arm: 'vec' as const, mapping: 'exact' as const, outDtype: 'bf16' as const, backend };
+  {
+    const ref = conv.forwardSync(convIn, { ...convOpts, arm: 'scalar', mapping: 'sequence' });
+    const got = conv.forwardSync(convIn, convOpts);
+    validated.push({ op: `conv vec T=${T} C=${C}`, mismatches: mismatching(got.out.bits(), ref.out.bits()) + mismatching(got.convState.bits(), ref.convState.bits()), elements: T * C + C * 3 });
+    ref.release();
+    got.release();
+  }
+  const convKernel = conv.prepareTimed(convIn, convOpts);
+  kernels.push(convKernel);
+  cases.push({
+    op: `conv.forward vec/exact T=${T} C=${C} bf16`,
+    variant: 'forwardSync, fresh outputs',
+    kernel: convKernel,
+    call: () => conv.forwardSync(convIn, convOpts).release(),
+  });
+  cases.push({
+    op: `conv.forward vec/exact T=${T} C=${C} bf16`,
+    variant: 'await forward, fresh outputs',
+    kernel: convKernel,
+    call: async () => (await conv.forward(convIn, convOpts)).release(),
+    note: 'koffi async: a worker-thread round trip',
+  });
+
+  // conv.update: B = 8 sequences, C = 8192, K = 4, bf16 x, f32 state pool of 16 slots, reg arm.
+  const B = 8;
+  const updIn = {
+    x: dev(Tensor.random([B, C], 'bf16', { seed: 4 })),
+    weight: convIn.weight,
+    state: dev(Tensor.random([16, C, 3], 'f32', { seed: 5 })),
+    stateIndices: dev(Tensor.from([3, 0, 7, 1, 15, 9, 4, 12], [B], 'i32')),
+  };
+  {
+    const ref = await conv.update(updIn, { arm: 'reference', outDtype: 'bf16', backend });
+    const got = await conv.update(updIn, { arm: 'reg', outDtype: 'bf16', backend });
+    validated.push({ op: `conv update reg B=${B} C=${C}`, mismatches: mismatching(got.out.bits(), ref.out.bits()) + mismatching(got.state.bits(), ref.state.bits()), elements: B * C + 16 * C * 3 });
+    ref.release();
+    got.release();
+  }
+  cases.push({
+    op: `conv.update reg B=${B} C=${C} bf16`,
+    variant: 'await update, fresh outputs',
+    kernel: null,
+    call: async () => (await conv.update(updIn, { arm: 'reg', outDtype: 'bf16', backend })).release(),
+  });
+
+  // post-conv: T = 8 tokens, Qwen3.5-4B heads (Hk = 16, Hv = 32, Dk = Dv = 128), bf16, token-tile.
+  const dims = { Hk: 16, Hv: 32, Dk: 128, Dv: 128 };
+  const pcC = 2 * dims.Hk * dims.Dk + dims.Hv * dims.Dv;
+  const packed = dev(Tensor.random([T, 2 * dims.Hv], 'bf16', { seed: 6 }));
+  const pcIn = {
+    convOut: dev(Tensor.random([T, pcC], 'bf16', { seed: 7 })),
+    b: packed.sliceCols(0, dims.Hv),
+    a: packed.sliceCols(dims.Hv, dims.Hv),
+    ALog: dev(Tensor.random([dims.Hv], 'f32', { seed: 8 })),
+    dtBias: dev(Tensor.random([dims.Hv], 'f32', { seed: 9 })),
+  };
+  const pcOpts = { ...dims, arm: 'token-tile' as const, qkvDtype: 'bf16' as const, backend };
+  {
+    const ref = await postconv.forward(pcIn, { ...pcOpts, arm: 'tree' });
+    const got = await postconv.forward(pcIn, pcOpts);
+    const names = ['q', 'k', 'v', 'g', 'beta'] as const;
+    validated.push({ op: `post-conv token-tile T=${T}`, mismatches: names.reduce((n, k) => n + mismatching(got[k].bits(), ref[k].bits()), 0), elements: names.reduce((n, k) => n + got[k].numel, 0) });
+    ref.release();
+    got.release();
+  }
+  const pcKernel = postconv.prepareTimed(pcIn, pcOpts);
+  kernels.push(pcKernel);
+  cases.push({
+    op: `postconv.forward token-tile T=${T} (4B heads) bf16`,
+    variant: 'await forward, fresh outputs',
+    kernel: pcKernel,
+    call: async () => (await postconv.forward(pcIn, pcOpts)).release(),
+  });
+
+  // matmul: [8, 256] · [256, 256]ᵀ, bf16 in, f32 out (wall time only: gdn_time_ops has no matmul op).
+  const ma = dev(Tensor.random([8, 256], 'bf16', { seed: 10 }));
+  const mb = dev(Tensor.random([256, 256], 'bf16', { seed: 11 }));
+  cases.push({
+    op: 'matmulNT [8, 256] · [256, 256]ᵀ bf16',
+    variant: 'sync, fresh output',
+    kernel: null,
+    call: () => matmulNT(ma, mb, { backend }).release(),
+    note: 'no native time (gdn_time_ops has no matmul op)',
+  });
+
+  cases.push(...allocationCases(backend));
+  return {
+    cases,
+    validated,
+    release() {
+      for (const k of kernels) k.release();
+      for (const t of held) t.release();
+    },
+  };
+}

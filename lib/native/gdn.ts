@@ -266,6 +266,8 @@ export interface GdnLib {
   timeOps: Fn;
   bufferCacheStats: Fn;
   bufferTrim: Fn;
+  hostSetThreads: Fn;
+  hostThreads: Fn;
   /** The op entry points with `void*` arguments: bytes from the encoders below (lib/native/struct-codec.ts). */
   convForwardRaw: Fn;
   convUpdateRaw: Fn;
@@ -337,6 +339,8 @@ function bind(lib: LibraryHandle, libPath: string): GdnLib {
     timeOps: lib.func('gdn_time_ops', st, [gdn_backend_ptr, 'void*', 'int32_t', koffi.pointer(TimingConfigT), 'float*']),
     bufferCacheStats: lib.func('gdn_buffer_cache_stats', st, [gdn_backend_ptr, koffi.out(koffi.pointer(BufferCacheInfoT))]),
     bufferTrim: lib.func('gdn_buffer_trim', st, [gdn_backend_ptr, koffi.out(koffi.pointer('uint64_t'))]),
+    hostSetThreads: lib.func('gdn_host_set_threads', st, [gdn_backend_ptr, 'int32_t']),
+    hostThreads: lib.func('gdn_host_threads', st, [gdn_backend_ptr, koffi.out(koffi.pointer('int32_t'))]),
     convForwardRaw: lib.func('gdn_conv_forward', st, [gdn_backend_ptr, 'void*', 'void*']),
     convUpdateRaw: lib.func('gdn_conv_update', st, [gdn_backend_ptr, 'void*']),
     postconvForwardRaw: lib.func('gdn_postconv_forward', st, [gdn_backend_ptr, 'void*', 'void*']),

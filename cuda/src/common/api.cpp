@@ -3,8 +3,10 @@
 // throws across the ABI: allocation failures become GDN_ERR_OUT_OF_MEMORY, anything else unexpected
 // GDN_ERR_INTERNAL.
 #include "common/backend_ops.h"
+#include "host/thread_pool.h"
 
 #include <cinttypes>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <set>
@@ -184,6 +186,11 @@ GDN_API gdn_status gdn_backend_open(int32_t kind, int32_t device_ordinal, gdn_ba
     gdn_backend* b = new gdn_backend();
     b->kind = kind;
     b->device_ordinal = device_ordinal;
+    // GDN_HOST_THREADS=N sets the host backend's replay threads at open (0 or unset: every CPU).
+    if (const char* env = std::getenv("GDN_HOST_THREADS")) {
+      const long n = std::strtol(env, nullptr, 10);
+      if (n >= 0 && n <= 4096) b->host_threads = (int32_t)n;
+    }
 #if GDN_HAVE_CUDA
     if (kind == GDN_BACKEND_CUDA) {
       const gdn_status st = cuda::open(b, device_ordinal);
@@ -383,6 +390,26 @@ GDN_API gdn_status gdn_buffer_trim(gdn_backend* b, uint64_t* released_bytes) {
     if (released_bytes != nullptr) *released_bytes = n;
     return GDN_OK;
   });
+}
+
+GDN_API gdn_status gdn_host_set_threads(gdn_backend* b, int32_t threads) {
+  return backend_call(b, "gdn_host_set_threads", [&]() -> gdn_status {
+    if (backend_is_cuda(b))
+      return fail(b, GDN_ERR_UNSUPPORTED, "backend: the thread count is a setting of the host backend; this is CUDA");
+    if (threads < 0 || threads > 4096)
+      return fail(b, GDN_ERR_INVALID_ARGUMENT, "threads: must be 0 (every logical CPU) or 1..4096, got %d", (int)threads);
+    b->host_threads = threads;
+    return GDN_OK;
+  });
+}
+
+GDN_API gdn_status gdn_host_threads(gdn_backend* b, int32_t* threads) {
+  clear_error();
+  gdn_status st = check_backend(b);
+  if (st != GDN_OK) return st;
+  if (threads == nullptr) return fail(b, GDN_ERR_INVALID_ARGUMENT, "threads: is null");
+  *threads = backend_is_cuda(b) ? 0 : host::effective_threads(b->host_threads);
+  return GDN_OK;
 }
 
 GDN_API gdn_status gdn_synchronize(gdn_backend* b) {

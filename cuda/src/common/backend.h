@@ -29,6 +29,10 @@ struct gdn_backend {
   // reused. Created by gdn_backend_open once the kind is known.
   std::unique_ptr<gdn::BufferCache> cache;
 
+  // Host backend: threads that replay the blocks of a launch whose order allows it (the forward
+  // schedule of a correct arm; docs/BENCHMARKS.md, "Host backend"). 0 = every logical CPU.
+  int32_t host_threads = 0;
+
   std::mutex error_mu;
   std::string last_error;
 
