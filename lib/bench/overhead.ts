@@ -71,24 +71,28 @@ export interface OverheadOptions {
   log?: (line: string) => void;
 }
 
-/** Times `call` n times after a warm-up; µs per call. */
-async function wallSamples(call: () => void | Promise<void>, n: number): Promise<Float64Array> {
-  const warm = Math.max(20, Math.floor(n / 10));
-  for (let i = 0; i < warm; i++) await call();
-  const out = new Float64Array(n);
-  for (let i = 0; i < n; i++) {
-    const t0 = performance.now();
-    const r = call();
-    if (r) await r;
-    out[i] = (performance.now() - t0) * 1000;
+/**
+ * Times a case: batches that alternate gdn_time_ops rounds of the planned op with the same number
+ * of timed TypeScript calls, so that load on a shared machine shifts both alike; µs per sample.
+ */
+async function sampleCase(backend: Backend, c: OverheadCase, n: number): Promise<{ kernel: number[]; wall: number[] }> {
+  const batches = 10;
+  const per = Math.max(5, Math.ceil(n / batches));
+  const kernel: number[] = [];
+  const wall: number[] = [];
+  // Warm-up: caches, the buffer cache's segments, JIT.
+  for (let i = 0; i < Math.max(20, per); i++) await c.call();
+  if (c.kernel) await backend.timeOps([c.kernel], { rounds: Math.max(5, Math.floor(per / 4)), flushL2: false });
+  for (let bi = 0; bi < batches; bi++) {
+    if (c.kernel) kernel.push(...(await backend.timeOps([c.kernel], { rounds: per, flushL2: false })));
+    for (let i = 0; i < per; i++) {
+      const t0 = performance.now();
+      const r = c.call();
+      if (r) await r;
+      wall.push((performance.now() - t0) * 1000);
+    }
   }
-  return out;
-}
-
-async function kernelMedian(backend: Backend, op: NativeOp, rounds: number): Promise<number> {
-  await backend.timeOps([op], { rounds: Math.max(10, Math.floor(rounds / 10)), flushL2: false }); // warm-up
-  const s = await backend.timeOps([op], { rounds, flushL2: false });
-  return summarize(Array.from(s)).median;
+  return { kernel, wall };
 }
 
 export async function timeOverheadCases(cases: OverheadCase[], opts: OverheadOptions): Promise<OverheadRow[]> {
@@ -96,8 +100,9 @@ export async function timeOverheadCases(cases: OverheadCase[], opts: OverheadOpt
   const rows: OverheadRow[] = [];
   for (const c of cases) {
     opts.log?.(`overhead: ${c.op} (${c.variant})`);
-    const kernelUs = c.kernel ? await kernelMedian(opts.backend, c.kernel, n) : null;
-    const wall = summarize(Array.from(await wallSamples(c.call, n)));
+    const s = await sampleCase(opts.backend, c, n);
+    const kernelUs = c.kernel ? summarize(s.kernel).median : null;
+    const wall = summarize(s.wall);
     const overheadUs = kernelUs === null ? null : wall.median - kernelUs;
     rows.push({
       op: c.op,
@@ -180,16 +185,41 @@ export function reportHeader(backend: Backend): Pick<OverheadReport, 'backend' |
 
 // ------------------------------------------------------------------------------------------ the cases
 
-/** Small ops at model sizes: C = 8192 (Qwen3.5-4B), T = 8 tokens (conv, post-conv), B = 8 (update). */
+/** The shapes of the op cases: model sizes (C = 8192, Qwen3.5-4B heads), and a small one whose host kernel is a few µs. */
+export interface OverheadShape {
+  id: string;
+  T: number;
+  C: number;
+  B: number;
+  slots: number;
+  Hk: number;
+  Hv: number;
+  M: number;
+  N: number;
+  Kd: number;
+}
+
+export const OVERHEAD_SHAPES: OverheadShape[] = [
+  { id: 'model', T: 8, C: 8192, B: 8, slots: 16, Hk: 16, Hv: 32, M: 8, N: 256, Kd: 256 },
+  { id: 'small', T: 8, C: 256, B: 2, slots: 4, Hk: 1, Hv: 1, M: 2, N: 16, Kd: 32 },
+];
+
+/** Small ops at model sizes (T = 8 tokens, B = 8 sequences) and at a small size, then alloc/free. */
 export async function benchOverhead(opts: OverheadOptions): Promise<OverheadReport> {
   const { backend } = opts;
-  const { cases, validated, release } = await overheadCases(backend);
-  try {
-    const rows = await timeOverheadCases(cases, opts);
-    return { bench: 'overhead', ...reportHeader(backend), validated, rows, cache: backend.cacheStats() };
-  } finally {
-    release();
+  const rows: OverheadRow[] = [];
+  const validated: OverheadReport['validated'] = [];
+  for (const shape of OVERHEAD_SHAPES) {
+    const set = await overheadCases(backend, shape);
+    try {
+      validated.push(...set.validated);
+      rows.push(...(await timeOverheadCases(set.cases, opts)));
+    } finally {
+      set.release();
+    }
   }
+  rows.push(...(await timeOverheadCases(allocationCases(backend), opts)));
+  return { bench: 'overhead', ...reportHeader(backend), validated, rows, cache: backend.cacheStats() };
 }
 
 function mismatching(a: ArrayLike<number>, b: ArrayLike<number>): number {
@@ -198,7 +228,7 @@ function mismatching(a: ArrayLike<number>, b: ArrayLike<number>): number {
   return n;
 }
 
-export async function overheadCases(backend: Backend): Promise<{ cases: OverheadCase[]; validated: OverheadReport['validated']; release(): void }> {
+export async function overheadCases(backend: Backend, shape: OverheadShape): Promise<{ cases: OverheadCase[]; validated: OverheadReport['validated']; release(): void }> {
   const conv = await import('../ops/conv');
   const postconv = await import('../ops/postconv');
   const { matmulNT } = await import('../ops/matmul');
@@ -212,9 +242,8 @@ export async function overheadCases(backend: Backend): Promise<{ cases: Overhead
   const cases: OverheadCase[] = [];
   const validated: OverheadReport['validated'] = [];
 
-  // conv.forward: T = 8 tokens of one sequence, C = 8192, K = 4, bf16, vec/exact (one launch).
-  const T = 8;
-  const C = 8192;
+  // conv.forward: T tokens of one sequence, C channels, K = 4, bf16, vec/exact (one launch).
+  const { T, C, B } = shape;
   const convIn = {
     x: dev(Tensor.random([T, C], 'bf16', { seed: 1 })),
     weight: dev(Tensor.random([C, 4], 'bf16', { seed: 2, scale: 0.5 })),
@@ -237,38 +266,56 @@ export async function overheadCases(backend: Backend): Promise<{ cases: Overhead
     kernel: convKernel,
     call: () => conv.forwardSync(convIn, convOpts).release(),
   });
+  const convOut = { out: dev(Tensor.empty([T, C], 'bf16', { backend })), convState: dev(Tensor.empty([1, C, 3], 'f32', { backend })) };
   cases.push({
     op: `conv.forward vec/exact T=${T} C=${C} bf16`,
-    variant: 'await forward, fresh outputs',
+    variant: 'forwardSync, out buffers reused',
     kernel: convKernel,
-    call: async () => (await conv.forward(convIn, convOpts)).release(),
+    call: () => conv.forwardSync(convIn, { ...convOpts, out: convOut }).release(),
+  });
+  cases.push({
+    op: `conv.forward vec/exact T=${T} C=${C} bf16`,
+    variant: 'await forward, out buffers reused',
+    kernel: convKernel,
+    call: async () => (await conv.forward(convIn, { ...convOpts, out: convOut })).release(),
     note: 'koffi async: a worker-thread round trip',
   });
 
-  // conv.update: B = 8 sequences, C = 8192, K = 4, bf16 x, f32 state pool of 16 slots, reg arm.
-  const B = 8;
+  // conv.update: B sequences, C channels, K = 4, bf16 x, f32 state pool, reg arm.
+  const slotOf = Array.from({ length: B }, (_, i) => (i * 5 + 3) % shape.slots);
   const updIn = {
     x: dev(Tensor.random([B, C], 'bf16', { seed: 4 })),
     weight: convIn.weight,
-    state: dev(Tensor.random([16, C, 3], 'f32', { seed: 5 })),
-    stateIndices: dev(Tensor.from([3, 0, 7, 1, 15, 9, 4, 12], [B], 'i32')),
+    state: dev(Tensor.random([shape.slots, C, 3], 'f32', { seed: 5 })),
+    stateIndices: dev(Tensor.from(slotOf, [B], 'i32')),
   };
   {
     const ref = await conv.update(updIn, { arm: 'reference', outDtype: 'bf16', backend });
     const got = await conv.update(updIn, { arm: 'reg', outDtype: 'bf16', backend });
-    validated.push({ op: `conv update reg B=${B} C=${C}`, mismatches: mismatching(got.out.bits(), ref.out.bits()) + mismatching(got.state.bits(), ref.state.bits()), elements: B * C + 16 * C * 3 });
+    validated.push({ op: `conv update reg B=${B} C=${C}`, mismatches: mismatching(got.out.bits(), ref.out.bits()) + mismatching(got.state.bits(), ref.state.bits()), elements: B * C + shape.slots * C * 3 });
     ref.release();
     got.release();
   }
+  const updOpts = { arm: 'reg' as const, outDtype: 'bf16' as const, backend };
+  const updKernel = conv.prepareTimedUpdate(updIn, { ...updOpts, inPlace: true });
+  kernels.push(updKernel);
+  const updOut = { out: dev(Tensor.empty([B, C], 'bf16', { backend })) };
   cases.push({
-    op: `conv.update reg B=${B} C=${C} bf16`,
-    variant: 'await update, fresh outputs',
-    kernel: null,
-    call: async () => (await conv.update(updIn, { arm: 'reg', outDtype: 'bf16', backend })).release(),
+    op: `conv.update reg B=${B} C=${C} bf16, ${shape.slots}-slot pool`,
+    variant: 'updateSync, fresh outputs (pool copied)',
+    kernel: updKernel,
+    call: () => conv.updateSync(updIn, updOpts).release(),
+    note: `copies the ${((shape.slots * C * 12) / 2 ** 20).toFixed(2)} MiB pool (the op does not modify its input)`,
+  });
+  cases.push({
+    op: `conv.update reg B=${B} C=${C} bf16, ${shape.slots}-slot pool`,
+    variant: 'updateSync inPlace, out buffer reused',
+    kernel: updKernel,
+    call: () => conv.updateSync(updIn, { ...updOpts, inPlace: true, out: updOut }).release(),
   });
 
-  // post-conv: T = 8 tokens, Qwen3.5-4B heads (Hk = 16, Hv = 32, Dk = Dv = 128), bf16, token-tile.
-  const dims = { Hk: 16, Hv: 32, Dk: 128, Dv: 128 };
+  // post-conv: T tokens, Hk/Hv heads of Dk = Dv = 128 (model: Qwen3.5-4B's 16/32), bf16, token-tile.
+  const dims = { Hk: shape.Hk, Hv: shape.Hv, Dk: 128, Dv: 128 };
   const pcC = 2 * dims.Hk * dims.Dk + dims.Hv * dims.Dv;
   const packed = dev(Tensor.random([T, 2 * dims.Hv], 'bf16', { seed: 6 }));
   const pcIn = {
@@ -289,25 +336,48 @@ export async function overheadCases(backend: Backend): Promise<{ cases: Overhead
   }
   const pcKernel = postconv.prepareTimed(pcIn, pcOpts);
   kernels.push(pcKernel);
+  const pcOut = {
+    q: dev(Tensor.empty([T, dims.Hk, dims.Dk], 'bf16', { backend })),
+    k: dev(Tensor.empty([T, dims.Hk, dims.Dk], 'bf16', { backend })),
+    v: dev(Tensor.empty([T, dims.Hv, dims.Dv], 'bf16', { backend })),
+    g: dev(Tensor.empty([T, dims.Hv], 'f32', { backend })),
+    beta: dev(Tensor.empty([T, dims.Hv], 'f32', { backend })),
+  };
   cases.push({
-    op: `postconv.forward token-tile T=${T} (4B heads) bf16`,
-    variant: 'await forward, fresh outputs',
+    op: `postconv.forward token-tile T=${T} Hk=${dims.Hk} Hv=${dims.Hv} bf16`,
+    variant: 'forwardSync, fresh outputs',
     kernel: pcKernel,
-    call: async () => (await postconv.forward(pcIn, pcOpts)).release(),
+    call: () => postconv.forwardSync(pcIn, pcOpts).release(),
+  });
+  cases.push({
+    op: `postconv.forward token-tile T=${T} Hk=${dims.Hk} Hv=${dims.Hv} bf16`,
+    variant: 'forwardSync, out buffers reused',
+    kernel: pcKernel,
+    call: () => postconv.forwardSync(pcIn, { ...pcOpts, out: pcOut }).release(),
   });
 
-  // matmul: [8, 256] · [256, 256]ᵀ, bf16 in, f32 out (wall time only: gdn_time_ops has no matmul op).
-  const ma = dev(Tensor.random([8, 256], 'bf16', { seed: 10 }));
-  const mb = dev(Tensor.random([256, 256], 'bf16', { seed: 11 }));
+  // matmul: [M, Kd] · [N, Kd]ᵀ, bf16 in, f32 out (wall time only: gdn_time_ops has no matmul op).
+  const { M, N, Kd } = shape;
+  const ma = dev(Tensor.random([M, Kd], 'bf16', { seed: 10 }));
+  const mb = dev(Tensor.random([N, Kd], 'bf16', { seed: 11 }));
+  const mOut = { out: dev(Tensor.empty([M, N], 'f32', { backend })) };
   cases.push({
-    op: 'matmulNT [8, 256] · [256, 256]ᵀ bf16',
+    op: `matmulNT [${M}, ${Kd}] · [${N}, ${Kd}]ᵀ bf16`,
     variant: 'sync, fresh output',
     kernel: null,
     call: () => matmulNT(ma, mb, { backend }).release(),
     note: 'no native time (gdn_time_ops has no matmul op)',
   });
+  cases.push({
+    op: `matmulNT [${M}, ${Kd}] · [${N}, ${Kd}]ᵀ bf16`,
+    variant: 'sync, out buffer reused',
+    kernel: null,
+    call: () => {
+      matmulNT(ma, mb, { backend, out: mOut });
+    },
+    note: 'no native time (gdn_time_ops has no matmul op)',
+  });
 
-  cases.push(...allocationCases(backend));
   return {
     cases,
     validated,
