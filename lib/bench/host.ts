@@ -14,6 +14,7 @@ import { Tensor } from '../tensor';
 import * as conv from '../ops/conv';
 import * as postconv from '../ops/postconv';
 import { copyOp } from '../ops/copy';
+import { arms as armTable } from '../ops/arms';
 import { revision } from '../provenance';
 import { summarize } from '../analysis/stats';
 
@@ -83,16 +84,18 @@ async function timeTogether(backend: Backend, ops: NativeOp[], bytes: number, ro
   }
 }
 
-const CONV_CORRECT: { arm: conv.ConvArm; mapping: conv.ConvMapping }[] = [];
-for (const arm of conv.CONV_ARMS) {
-  for (const mapping of conv.CONV_MAPPINGS) {
-    if (mapping === 'exact-racy') continue; // the #305 shape: not a correct mapping
-    if ((arm === 'scalar' || arm === 'tiled') && mapping !== 'sequence') continue; // whole-sequence arms
-    CONV_CORRECT.push({ arm, mapping });
+/** Every correct (arm, mapping) pair of the registry: not a planted mutant, not the racy mapping. */
+function correctConvArms(): { arm: conv.ConvArm; mapping: conv.ConvMapping }[] {
+  const out: { arm: conv.ConvArm; mapping: conv.ConvMapping }[] = [];
+  for (const a of armTable('conv')) {
+    if (a.mutant) continue;
+    for (const mapping of a.mappings) if (mapping !== 'exact-racy') out.push({ arm: a.name, mapping });
   }
+  return out;
 }
 
 export async function benchHost(opts: HostBenchOptions): Promise<HostReport> {
+  const CONV_CORRECT = correctConvArms();
   const backend = opts.backend;
   if (backend.kind !== 'host') throw new Error(`bench host: measures the host backend; got the ${backend.kind} backend (use --backend host)`);
   const rounds = opts.rounds ?? (opts.quick ? 3 : 7);
@@ -167,7 +170,7 @@ export async function benchHost(opts: HostBenchOptions): Promise<HostReport> {
       dtBias: Tensor.random([dims.Hv], 'f32', { seed: 7 }).to(backend),
     };
     const bytes = postconv.postconvBytes(T, dims, 2, 2, 2);
-    const arms = postconv.POSTCONV_ARMS.filter((a) => a !== 'seq4'); // seq4 is a planted mutant
+    const arms = armTable('postconv').filter((a) => !a.mutant).map((a) => a.name); // planted mutants are wrong on purpose
     const ops: (NativeOp & { release(): void })[] = [];
     try {
       opts.log?.(`bench host: post-conv ${shape}: validating ${arms.length} arms against tree`);
