@@ -235,6 +235,7 @@ export const ABI_STRUCTS: Record<string, unknown> = {
   gdn_op: OpT,
   gdn_timing_config: TimingConfigT,
   gdn_arm_info: ArmInfoT,
+  gdn_buffer_cache_info: BufferCacheInfoT,
 };
 
 // ---------------------------------------------------------------------------- plain TS mirrors

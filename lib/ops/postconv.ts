@@ -5,7 +5,7 @@ import { Tensor } from '../tensor';
 import { Backend, NativeOp } from '../backend';
 import { PostconvArgs, postconvArgsCodec, postconvResultCodec } from '../native/gdn';
 import { describe } from '../dtype';
-import { armId, armNames, arms } from './arms';
+import { armId, armIsMutant, armName, armNames, arms } from './arms';
 import { DTYPE_CODE, Staging, backendOf, expectChoice, expectContiguous, expectDType, expectInt, expectOut, expectShape, expectTensor } from './common';
 
 /**
@@ -165,14 +165,14 @@ function prepare(inputs: PostconvInputs, opts: PostconvOptions): Prepared {
 
 function postconvResult(p: Prepared, resultBytes: Uint8Array): PostconvResult {
   const [q, k, v, g, beta] = p.outputs;
-  const ranInfo = arms('postconv')[postconvResultCodec.decode(resultBytes).arm_ran];
-  const ran = ranInfo.name;
+  const ranId = postconvResultCodec.decode(resultBytes).arm_ran;
+  const ran = armName('postconv', ranId);
   const owned = p.owned;
   return {
     q, k, v, g, beta,
     requested: p.arm,
     arm: ran,
-    mutant: ranInfo.mutant,
+    mutant: armIsMutant('postconv', ranId),
     backend: p.backend.kind,
     release() {
       for (const t of owned) t.release();
