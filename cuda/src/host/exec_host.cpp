@@ -77,8 +77,11 @@ gdn_fiber_start:
 
 namespace {
 
-constexpr size_t kStackBytes = 128 * 1024;  // per fiber; pages are committed only when touched
-constexpr size_t kGuardBytes = 4096;        // an overflow faults instead of corrupting the next stack
+// Stacks: 128 KiB per fiber (pages are committed only when touched), each below a guard page so
+// that an overflow faults instead of corrupting the next stack. (Backing them with transparent huge
+// pages was tried to cut TLB misses on switches: no gain measured, and it needs the guard pages gone.)
+constexpr size_t kStackBytes = 128 * 1024;
+constexpr size_t kGuardBytes = 4096;
 
 enum State : uint8_t { kReady = 0, kRunning = 1, kAtBlock = 2, kAtWarp = 3, kDone = 4 };
 
@@ -88,13 +91,19 @@ struct Fiber {
 #else
   void* sp = nullptr;
 #endif
+  bool fresh = true;  // needs a new initial frame (never started, or abandoned by a fault)
 };
 
 }  // namespace
 
+// The cooperative scheduler of one OS thread. Fibers persist: after a thread's body returns, its
+// fiber waits at the top of its loop and runs the body again for the next block (or launch), so a
+// block costs no stack setup. A waiting fiber switches straight to the next runnable thread of the
+// round (thread order); the last one of a round switches to the scheduler, which releases waiters.
 struct HostCoop {
   int n = 0;
   int current = 0;
+  int live = 0;
   int64_t block = 0, gx = 1, gy = 1;
   void* sm = nullptr;
   HostThreadFn fn = nullptr;
@@ -115,21 +124,30 @@ struct HostCoop {
   }
   bool reserve(int threads);
   void start(int tid);
-  void switch_to_main(int tid);
-  void resume(int tid);
+  // Fiber `tid` has set its state (a wait or done): run the next runnable thread of this round, or
+  // return to the scheduler. Returns when `tid` is resumed.
+  void pass_on(int tid);
+  void enter(int tid);  // scheduler -> fiber tid
+  int next_ready(int from) const {
+    for (int t = from; t < n; ++t)
+      if (state[(size_t)t] == kReady) return t;
+    return -1;
+  }
 };
 
 extern const HostCoopOps kCoopOps;
 
 namespace {
 
-void fiber_main(HostCoop* c) {
+[[noreturn]] void fiber_main(HostCoop* c) {
   const int tid = c->current;
-  HostThread t(c->block, c->gx, c->gy, tid, c->n, c->sm, c, &kCoopOps, &c->fault);
-  c->fn(c->closure, t);
-  c->state[tid] = kDone;
-  c->switch_to_main(tid);
-  __builtin_unreachable();
+  for (;;) {
+    HostThread t(c->block, c->gx, c->gy, tid, c->n, c->sm, c, &kCoopOps, &c->fault);
+    c->fn(c->closure, t);
+    c->state[(size_t)tid] = kDone;
+    --c->live;
+    c->pass_on(tid);  // resumed at the next block that runs this thread
+  }
 }
 
 #if GDN_FIBER_UCONTEXT
@@ -148,11 +166,11 @@ bool HostCoop::reserve(int threads) {
   void* m = mmap(nullptr, want * slot, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (m == MAP_FAILED) return false;
   for (size_t i = 0; i < want; ++i) mprotect(static_cast<char*>(m) + i * slot, kGuardBytes, PROT_NONE);
-  if (stacks) munmap(stacks, capacity * slot);
+  if (stacks) munmap(stacks, capacity * slot);  // only between launches: no fiber is in the middle of a body
   stacks = static_cast<char*>(m);
   capacity = want;
-  fibers.resize(want);
-  state.resize(want);
+  fibers.assign(want, Fiber());
+  state.assign(want, kDone);
   parity.resize(want);
   for (auto& v : xf) v.resize(want);
   for (auto& v : xi) v.resize(want);
@@ -160,19 +178,25 @@ bool HostCoop::reserve(int threads) {
 }
 
 void HostCoop::start(int tid) {
+  Fiber& f = fibers[(size_t)tid];
+  f.fresh = false;
   char* lo = stacks + (size_t)tid * (kStackBytes + kGuardBytes) + kGuardBytes;
 #if GDN_FIBER_UCONTEXT
-  ucontext_t& uc = fibers[(size_t)tid].uc;
+  ucontext_t& uc = f.uc;
   getcontext(&uc);
   uc.uc_stack.ss_sp = lo;
-  uc.uc_stack.ss_size = kStackBytes;
+  uc.uc_stack.ss_size = kStackBytes - (size_t)((tid * 17) % 64) * 64;  // coloured like the asm stacks
   uc.uc_link = nullptr;
   const uintptr_t self = reinterpret_cast<uintptr_t>(this);
   makecontext(&uc, (void (*)())fiber_main_uc, 2, (unsigned)(self >> 32), (unsigned)(self & 0xffffffffu));
 #else
   // The first switch into the fiber pops r15..rbp and returns into gdn_fiber_start with rsp 16-byte
   // aligned, which then calls fiber_main(this) as the ABI expects.
-  uintptr_t top = (reinterpret_cast<uintptr_t>(lo) + kStackBytes) & ~(uintptr_t)15;
+  // Stack tops are staggered by a cache line per fiber: stacks exactly kStackBytes + kGuardBytes
+  // apart would put every fiber's hot frame into the same L1/L2 sets (measured: the switches
+  // dominated the tree arm until they were coloured).
+  const uintptr_t colour = (uintptr_t)((tid * 17) % 64) * 64;
+  uintptr_t top = (reinterpret_cast<uintptr_t>(lo) + kStackBytes - colour) & ~(uintptr_t)15;
   void** s = reinterpret_cast<void**>(top - 16);
   *--s = reinterpret_cast<void*>(&gdn_fiber_start);
   *--s = nullptr;                                      // rbp
@@ -181,33 +205,45 @@ void HostCoop::start(int tid) {
   *--s = reinterpret_cast<void*>(&fiber_main);         // r13: the entry
   *--s = nullptr;                                      // r14
   *--s = nullptr;                                      // r15
-  fibers[(size_t)tid].sp = s;
+  f.sp = s;
 #endif
 }
 
-void HostCoop::switch_to_main(int tid) {
+namespace {
+inline void switch_fibers(Fiber& from, Fiber& to) {
 #if GDN_FIBER_UCONTEXT
-  swapcontext(&fibers[(size_t)tid].uc, &main.uc);
+  swapcontext(&from.uc, &to.uc);
 #else
-  gdn_fiber_switch(&fibers[(size_t)tid].sp, main.sp);
+  gdn_fiber_switch(&from.sp, to.sp);
 #endif
 }
+}  // namespace
 
-void HostCoop::resume(int tid) {
+inline void HostCoop::pass_on(int tid) {
+  // Usually the next thread is the one to run (everyone was released together).
+  const int next = tid + 1 < n && state[(size_t)tid + 1] == kReady ? tid + 1 : next_ready(tid + 1);
+  if (next < 0) {
+    switch_fibers(fibers[(size_t)tid], main);
+    return;
+  }
+  current = next;
+  state[(size_t)next] = kRunning;
+  if (fibers[(size_t)next].fresh) start(next);
+  switch_fibers(fibers[(size_t)tid], fibers[(size_t)next]);
+}
+
+void HostCoop::enter(int tid) {
   current = tid;
   state[(size_t)tid] = kRunning;
-#if GDN_FIBER_UCONTEXT
-  swapcontext(&main.uc, &fibers[(size_t)tid].uc);
-#else
-  gdn_fiber_switch(&main.sp, fibers[(size_t)tid].sp);
-#endif
+  if (fibers[(size_t)tid].fresh) start(tid);
+  switch_fibers(main, fibers[(size_t)tid]);
 }
 
 namespace {
 
 void coop_sync(HostCoop* c, int tid) {
   c->state[(size_t)tid] = kAtBlock;
-  c->switch_to_main(tid);
+  c->pass_on(tid);
 }
 
 // Source lane of a full-warp xor shuffle; out of the warp (or past the block's last thread) the
@@ -225,7 +261,7 @@ float coop_shfl_f32(HostCoop* c, int tid, float v, int mask) {
   c->parity[(size_t)tid] ^= 1;
   c->xf[row][(size_t)tid] = v;
   c->state[(size_t)tid] = kAtWarp;
-  c->switch_to_main(tid);
+  c->pass_on(tid);
   return c->xf[row][(size_t)shuffle_source(c, tid, mask)];
 }
 
@@ -234,29 +270,26 @@ int32_t coop_shfl_i32(HostCoop* c, int tid, int32_t v, int mask) {
   c->parity[(size_t)tid] ^= 1;
   c->xi[row][(size_t)tid] = v;
   c->state[(size_t)tid] = kAtWarp;
-  c->switch_to_main(tid);
+  c->pass_on(tid);
   return c->xi[row][(size_t)shuffle_source(c, tid, mask)];
 }
 
-// One cooperative block: every thread a fiber, rounds until all are done.
+// One cooperative block: rounds (each runs every runnable thread up to its next wait, in thread
+// order) until all threads are done.
 int32_t run_coop_block(HostCoop& c) {
   const int n = c.n;
   for (int t = 0; t < n; ++t) {
-    c.start(t);
     c.state[(size_t)t] = kReady;
     c.parity[(size_t)t] = 0;
   }
-  int live = n;
+  c.live = n;
   for (;;) {
-    for (int t = 0; t < n; ++t) {
-      if (c.state[(size_t)t] != kReady) continue;
-      c.resume(t);
-      if (c.state[(size_t)t] == kDone) --live;
-    }
-    if (live == 0) return c.fault;
+    const int first = c.next_ready(0);
+    if (first >= 0) c.enter(first);
+    if (c.live == 0) return c.fault;
     int at_block = 0;
     for (int t = 0; t < n; ++t) at_block += c.state[(size_t)t] == kAtBlock;
-    if (at_block == live) {
+    if (at_block == c.live) {
       for (int t = 0; t < n; ++t)
         if (c.state[(size_t)t] == kAtBlock) c.state[(size_t)t] = kReady;
       continue;
@@ -275,9 +308,17 @@ int32_t run_coop_block(HostCoop& c) {
         released = true;
       }
     }
-    if (!released) return kFaultDeadlock;
+    if (!released) {
+      // The waiting fibers are abandoned mid-body: they start afresh at their next use.
+      for (int t = 0; t < n; ++t) {
+        if (c.state[(size_t)t] != kDone) c.fibers[(size_t)t].fresh = true;
+        c.state[(size_t)t] = kDone;
+      }
+      return kFaultDeadlock;
+    }
   }
 }
+
 
 thread_local HostCoop* t_coop = nullptr;
 thread_local struct CoopReaper {
