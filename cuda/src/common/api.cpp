@@ -170,6 +170,14 @@ GDN_API gdn_status gdn_backend_open(int32_t kind, int32_t device_ordinal, gdn_ba
   *out = nullptr;
   if (kind != GDN_BACKEND_HOST && kind != GDN_BACKEND_CUDA)
     return fail(nullptr, GDN_ERR_INVALID_ARGUMENT, "kind: must be 0 (host) or 1 (cuda), got %d", (int)kind);
+#if defined(GDN_HOST_AVX2)
+  // The host replay was built for AVX2 (cuda/CMakeLists.txt: the build machine runs it).
+  if (kind == GDN_BACKEND_HOST && !__builtin_cpu_supports("avx2"))
+    return fail(nullptr, GDN_ERR_UNSUPPORTED,
+                "kind: this libgdn's host backend was built for AVX2 (%s) and this CPU lacks it; rebuild libgdn on "
+                "this machine",
+                GDN_BUILD_INFO_TEXT);
+#endif
   if (kind == GDN_BACKEND_HOST && device_ordinal != 0)
     return fail(nullptr, GDN_ERR_INVALID_ARGUMENT, "device_ordinal: the host backend has one device, 0; got %d",
                 (int)device_ordinal);
