@@ -37,12 +37,15 @@ const USAGE = `usage: gdnlab <command>
                                               #305 trials: exact and sequence never corrupted
   check postconv [--backend host|cuda] [--quick] [--mutants] [--json]
   check sanitize [--backend B]                one small launch of every arm (run under compute-sanitizer)
-  bench conv|postconv [--backend B] [--quick] [--no-torch] [--json [FILE]] [--markdown FILE]
+  bench conv|postconv [--backend B] [--quick] [--no-torch] [--samples] [--json [FILE]] [--markdown FILE]
                                               every arm vs a device copy of the same bytes and PyTorch eager, one run
+                                              (--samples: every raw timing sample in the JSON)
   bench overhead [--backend B] [--quick] [--json [FILE]]   per-op cost from TypeScript beyond the kernel; alloc/free
   bench host [--quick] [--json [FILE]]        host backend arms vs a memcpy of the same bytes
   bench verdict [--backend B]                 timing self-check: same arm twice = same, scalar = slower
   notebooks run [paths…] | notebooks export <notebook> [--out DIR]
+  notebooks compare A.ipynb B.ipynb [-o out.html]
+                                              two runs' tables and timing figures side by side (cross-run)
   kernel install [--python PY] [--user|--sys-prefix|--prefix DIR]
 Environment: GDN_BACKEND=auto|cuda|host, GDN_LIBRARY=/path/to/libgdn.so`;
 
@@ -193,6 +196,21 @@ async function checkRaceCommand(args: Args): Promise<number> {
   const bad = results.filter((r) => r.mapping !== 'exact-racy' && r.corruptedRuns > 0).length;
   if (args.flags.has('json')) console.log(JSON.stringify({ backend: backend.kind, device: backend.info().name, revision: revision(), arithmetic: ARITHMETIC_VERSION, results }, null, 2));
   return bad ? 1 : 0;
+}
+
+/**
+ * Exits with `code` once stdout and stderr have flushed everything written so far. On pipes both
+ * streams are asynchronous, so a bare process.exit() after a large write truncates the output.
+ */
+export function exitAfterDrain(code: number, streams: NodeJS.WriteStream[] = [process.stdout, process.stderr]): void {
+  process.exitCode = code;
+  let pending = streams.length;
+  const done = () => {
+    pending -= 1;
+    if (pending === 0) process.exit(code);
+  };
+  // A write's callback runs after every earlier write on that stream has been handed to the OS.
+  for (const s of streams) s.write('', done);
 }
 
 export async function main(argv: string[]): Promise<number> {

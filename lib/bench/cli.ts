@@ -1,4 +1,5 @@
-// `gdnlab bench conv|postconv [--backend host|cuda] [--quick] [--no-torch] [--json FILE] [--markdown FILE]`
+// `gdnlab bench conv|postconv [--backend host|cuda] [--quick] [--no-torch] [--samples] [--json FILE] [--markdown FILE]`
+// --samples keeps every timing run with its raw samples in the JSON (report.timings).
 // `gdnlab bench overhead [--backend host|cuda] [--quick] [--json [FILE]]`
 // `gdnlab bench host [--quick] [--json [FILE]]`
 
@@ -48,7 +49,7 @@ export async function benchCommand(op: 'conv' | 'postconv' | 'overhead' | 'host'
   if (backend.kind === 'host' && !quick) {
     console.error('gdnlab bench: the host backend runs the GPU-sized shapes for minutes; use --quick for a small host run');
   }
-  const opts = { backend, quick, torch: !args.flags.has('no-torch'), log };
+  const opts = { backend, quick, torch: !args.flags.has('no-torch'), samples: args.flags.has('samples'), log };
   const report = op === 'conv' ? await benchConv(opts) : await benchPostconv(opts);
   emit(args, report, benchMarkdown(report, commandLine(op)));
   return 0;
