@@ -56,13 +56,18 @@ class Pool {
       chunk_ = std::max<int64_t>(1, n / ((int64_t)threads * 8));
       next_.store(0, std::memory_order_relaxed);
       helpers_ = threads - 1;
-      busy_ = helpers_;
+      open_ = true;
+      busy_ = 0;
       error_ = nullptr;
       ++generation_;
     }
     wake_.notify_all();
     work(0);
+    // Close the job, then wait only for helpers that joined it: on a loaded machine a helper may not
+    // be scheduled for a whole time slice, and waiting for one that never took an item would cost
+    // that slice on every launch.
     std::unique_lock<std::mutex> lock(mu_);
+    open_ = false;
     done_.wait(lock, [this] { return busy_ == 0; });
     item_ = nullptr;
     if (error_) std::rethrow_exception(error_);
@@ -93,6 +98,8 @@ class Pool {
         wake_.wait(lock, [&] { return stop_ || (generation_ != seen && worker <= helpers_); });
         if (stop_) return;
         seen = generation_;
+        if (!open_) continue;  // woke after the caller finished the job alone
+        ++busy_;
       }
       work(worker);
       {
@@ -107,6 +114,7 @@ class Pool {
   std::mutex mu_;
   std::condition_variable wake_, done_;
   bool stop_ = false;
+  bool open_ = false;  // helpers may still join the current job
   uint64_t generation_ = 0;
   int32_t helpers_ = 0, busy_ = 0;
   PoolItem item_ = nullptr;
