@@ -34,6 +34,24 @@ export interface NativeOp {
   label?: string;
 }
 
+/** What the buffer cache holds (see Backend.cacheStats). */
+export interface BufferCacheStats {
+  /** Bytes held from the device or the OS, in segments. */
+  reservedBytes: number;
+  /** Bytes in live blocks (rounded up to 512 bytes each). */
+  allocatedBytes: number;
+  /** Bytes in free blocks kept for reuse. */
+  cachedBytes: number;
+  peakReservedBytes: number;
+  segments: number;
+  allocatedBlocks: number;
+  freeBlocks: number;
+  allocCalls: number;
+  /** Segments taken from the backend: the allocations the cache could not serve. */
+  segmentMaps: number;
+  segmentUnmaps: number;
+}
+
 export interface TimingConfig {
   rounds: number;
   flushL2: boolean;
@@ -149,12 +167,51 @@ export class Backend {
     this.check(this.lib.bufferCopy(this.native, dst, src, bytes) as number, 'copy');
   }
 
-  /** Live buffers on this backend (leak checks). */
+  /** Live buffers on this backend (leak checks). Blocks the buffer cache keeps for reuse are not live. */
   stats(): { liveBuffers: number; liveBytes: number } {
     const n = [0];
     const b = [0];
     this.check(this.lib.bufferStats(this.native, n, b) as number, 'buffer stats');
     return { liveBuffers: Number(n[0]), liveBytes: Number(b[0]) };
+  }
+
+  /** The buffer cache behind alloc/free (gdn.h, gdn_buffer_cache_info): what it holds and how often it missed. */
+  cacheStats(): BufferCacheStats {
+    const out: Record<string, unknown>[] = [{}];
+    this.check(this.lib.bufferCacheStats(this.native, out) as number, 'buffer cache stats');
+    const r = out[0] as Record<string, number | bigint>;
+    return {
+      reservedBytes: Number(r.reserved_bytes),
+      allocatedBytes: Number(r.allocated_bytes),
+      cachedBytes: Number(r.cached_bytes),
+      peakReservedBytes: Number(r.peak_reserved_bytes),
+      segments: Number(r.segments),
+      allocatedBlocks: Number(r.allocated_blocks),
+      freeBlocks: Number(r.free_blocks),
+      allocCalls: Number(r.alloc_calls),
+      segmentMaps: Number(r.segment_maps),
+      segmentUnmaps: Number(r.segment_unmaps),
+    };
+  }
+
+  /** Host backend: threads that replay a launch's blocks where the order allows (0 on CUDA). */
+  hostThreads(): number {
+    const out = [0];
+    this.check(this.lib.hostThreads(this.native, out) as number, 'host threads');
+    return Number(out[0]);
+  }
+
+  /** Host backend: replay on `threads` threads (0 = every logical CPU, 1 = serial). */
+  setHostThreads(threads: number): void {
+    if (!Number.isInteger(threads) || threads < 0) throw new RangeError(`threads: expected 0 (every CPU) or a positive integer, got ${threads}`);
+    this.check(this.lib.hostSetThreads(this.native, threads) as number, 'setting the host threads');
+  }
+
+  /** Returns the cache's wholly unused segments to the device (or the OS); the bytes returned. */
+  trim(): number {
+    const out = [0];
+    this.check(this.lib.bufferTrim(this.native, out) as number, 'buffer trim');
+    return Number(out[0]);
   }
 
   synchronize(): void {

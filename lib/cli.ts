@@ -43,6 +43,8 @@ const USAGE = `usage: gdnlab <command>
                           [--vllm DIR]        (fused: vLLM's conv + post-conv from bench/pack-vllm.sh, timed beside)
                                               every arm vs a device copy of the same bytes and PyTorch eager, one run
                                               (--samples: every raw timing sample in the JSON)
+  bench overhead [--backend B] [--quick] [--json [FILE]]   per-op cost from TypeScript beyond the kernel; alloc/free
+  bench host [--quick] [--json [FILE]]        host backend arms vs a memcpy of the same bytes
   bench verdict [--backend B]                 timing self-check: same arm twice = same, scalar = slower
   notebooks run [paths…] | notebooks export <notebook> [--out DIR]
   notebooks compare A.ipynb B.ipynb [-o out.html]
@@ -236,13 +238,13 @@ export async function main(argv: string[]): Promise<number> {
         if (sub === 'fused') return await (await import('./check/fused')).fusedCommand(args, pickBackend(args.flags));
         throw new UsageError(`check: expected conv, race, postconv or fused, got ${sub ?? 'nothing'}`);
       case 'bench':
-        if (sub === 'conv' || sub === 'postconv' || sub === 'fused') return await (await import('./bench/cli')).benchCommand(sub, args);
+        if (sub === 'conv' || sub === 'postconv' || sub === 'fused' || sub === 'overhead' || sub === 'host') return await (await import('./bench/cli')).benchCommand(sub, args);
         if (sub === 'verdict') {
           const v = await (await import('./bench/verdict')).verdictSelfCheck(pickBackend(args.flags));
           console.log(`${v.same}\n${v.slower}\n${v.line}`);
           return v.same.verdict === 'same' && v.slower.verdict === 'slower' ? 0 : 1;
         }
-        throw new UsageError(`bench: expected conv, postconv or fused, got ${sub ?? 'nothing'}`);
+        throw new UsageError(`bench: expected conv, postconv, fused, overhead, host or verdict, got ${sub ?? 'nothing'}`);
       case 'notebooks':
         return await (await import('./notebooks/cli')).notebooksCommand(argv.slice(argv.indexOf('notebooks') + 1));
       case 'kernel': {

@@ -101,12 +101,21 @@ export class Tensor {
   readonly offset: number;
   /** @internal */
   readonly storage: Storage;
+  // Facts of the (frozen) shape, computed once: the ops read them several times per call.
+  private readonly nRows: number;
+  private readonly nCols: number;
+  private readonly nElems: number;
 
   /** @internal Use the static constructors. */
   constructor(shape: readonly number[], dtype: DType, storage: Storage, opts: TensorOptions = {}) {
     this.shape = Object.freeze(checkShape(shape, 'shape'));
     this.dtype = checkDType(dtype, 'dtype');
     const cols = this.shape.length ? this.shape[this.shape.length - 1] : 1;
+    let rows = 1;
+    for (let d = 0; d + 1 < this.shape.length; d++) rows *= this.shape[d];
+    this.nCols = cols;
+    this.nRows = rows;
+    this.nElems = this.shape.length ? rows * cols : 1;
     this.rowStride = opts.rowStride ?? cols;
     this.offset = opts.offset ?? 0;
     if (!Number.isInteger(this.rowStride) || this.rowStride < cols) {
@@ -185,13 +194,13 @@ export class Tensor {
     return this.shape.length;
   }
   get cols(): number {
-    return this.shape.length ? this.shape[this.shape.length - 1] : 1;
+    return this.nCols;
   }
   get rows(): number {
-    return this.shape.length ? numelOf(this.shape.slice(0, -1)) : 1;
+    return this.nRows;
   }
   get numel(): number {
-    return numelOf(this.shape);
+    return this.nElems;
   }
   get contiguous(): boolean {
     return this.rowStride === this.cols || this.rows <= 1;

@@ -219,12 +219,42 @@ GDN_API gdn_status gdn_buffer_free(gdn_backend* backend, gdn_addr buffer);
 GDN_API gdn_status gdn_buffer_upload(gdn_backend* backend, gdn_addr dst, const void* src, uint64_t bytes);
 /* Backend → host. Synchronous (waits for work in flight on the backend's stream). */
 GDN_API gdn_status gdn_buffer_download(gdn_backend* backend, void* dst, gdn_addr src, uint64_t bytes);
-/* Fills bytes with a repeated 32-bit pattern (bytes a multiple of 4): poison before a run. */
+/* Fills bytes with a repeated 32-bit pattern (bytes a multiple of 4): poison before a run.
+ * Fill and copy are enqueued on the backend's stream (CUDA) without waiting: every later op, copy,
+ * download and synchronize is ordered after them; their errors show at the next synchronising call. */
 GDN_API gdn_status gdn_buffer_fill_u32(gdn_backend* backend, gdn_addr dst, uint32_t pattern, uint64_t bytes);
 GDN_API gdn_status gdn_buffer_copy(gdn_backend* backend, gdn_addr dst, gdn_addr src, uint64_t bytes);
-/* Live buffers and their total size (leak checks). */
+/* Live buffers and their total size (leak checks). Blocks held by the buffer cache are not live. */
 GDN_API gdn_status gdn_buffer_stats(gdn_backend* backend, int64_t* live_count, uint64_t* live_bytes);
+
+/* Buffers come from a caching allocator: memory is taken from the backend in segments (cudaMalloc,
+ * or anonymous pages on the host), split into blocks, and a freed block is kept for reuse instead of
+ * being returned (gdn_buffer_free never synchronises the device). A freed buffer's addresses stop
+ * being valid op arguments at once; a later allocation may reuse them. */
+typedef struct gdn_buffer_cache_info {
+  uint64_t reserved_bytes;      /* held from the backend, in segments */
+  uint64_t allocated_bytes;     /* in live blocks (sizes rounded up to 512 bytes) */
+  uint64_t cached_bytes;        /* free blocks kept for reuse (reserved - allocated) */
+  uint64_t peak_reserved_bytes;
+  int64_t segments, allocated_blocks, free_blocks;
+  uint64_t alloc_calls;         /* successful gdn_buffer_alloc calls (and internal scratch blocks) */
+  uint64_t segment_maps;        /* segments taken from the backend: the allocations the cache missed */
+  uint64_t segment_unmaps;      /* segments given back (gdn_buffer_trim, out-of-memory retries) */
+  uint64_t reserved[6];
+} gdn_buffer_cache_info;
+GDN_API gdn_status gdn_buffer_cache_stats(gdn_backend* backend, gdn_buffer_cache_info* out);
+/* Gives every wholly unused segment back to the backend (synchronises the CUDA stream first).
+ * released_bytes (may be NULL) receives how much. Allocation failures do this by themselves. */
+GDN_API gdn_status gdn_buffer_trim(gdn_backend* backend, uint64_t* released_bytes);
 GDN_API gdn_status gdn_synchronize(gdn_backend* backend);
+
+/* Host backend: how many threads replay the blocks of a launch. Only launches whose block order does
+ * not matter run in parallel: the FORWARD schedule of an arm without a planted mutant and not the racy
+ * mapping; reverse, shuffled and explicit schedules and race trials keep their exact serial order.
+ * threads = 0 picks every logical CPU (the default), 1 replays serially. Parallel and serial replays
+ * give the same bits. gdn_host_threads reports the count in effect. */
+GDN_API gdn_status gdn_host_set_threads(gdn_backend* backend, int32_t threads);
+GDN_API gdn_status gdn_host_threads(gdn_backend* backend, int32_t* threads);
 
 /* ---------------------------------------------------------------- causal conv, prefill */
 typedef struct gdn_schedule {

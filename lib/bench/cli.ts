@@ -1,16 +1,52 @@
 // `gdnlab bench conv|postconv|fused [--backend host|cuda] [--quick] [--no-torch] [--samples] [--vllm DIR] [--json FILE] [--markdown FILE]`
-// --samples keeps every timing run with its raw samples in the JSON (report.timings); --vllm (fused): vLLM's own
-// conv + post-conv from bench/pack-vllm.sh, timed beside.
+// --samples keeps every timing run with its raw samples in the JSON (report.timings); --vllm DIR (or GDN_VLLM_PATH):
+// vLLM's own Triton kernels from bench/pack-vllm.sh, timed beside ours in the same invocation.
+// `gdnlab bench overhead [--backend host|cuda] [--quick] [--json [FILE]]`
+// `gdnlab bench host [--quick] [--json [FILE]]`
 
 import * as fs from 'fs';
 import { Backend, activeBackend } from '../backend';
 import { benchConv, benchPostconv, benchFused, benchMarkdown, writeJson } from './bench';
 import type { Args } from '../cli';
 
-export async function benchCommand(op: 'conv' | 'postconv' | 'fused', args: Args): Promise<number> {
+function commandLine(op: string): string {
+  const shown = process.argv.slice(4).filter((a, i, all) => !a.startsWith('--json') && !a.startsWith('--markdown') && all[i - 1] !== '--markdown');
+  return ['gdnlab bench', op, ...shown].join(' ').trim();
+}
+
+/** JSON to stdout (--json), or to a file (--json FILE) with the Markdown on stdout. */
+function emit(args: Args, report: unknown, md: string): void {
+  const json = args.flags.get('json');
+  const mdFile = args.flags.get('markdown');
+  if (typeof json === 'string') writeJson(json, report);
+  if (typeof mdFile === 'string') fs.writeFileSync(mdFile, md + '\n');
+  if (json === true) console.log(JSON.stringify(report, null, 2));
+  else console.log(md);
+}
+
+export async function benchCommand(op: 'conv' | 'postconv' | 'fused' | 'overhead' | 'host', args: Args): Promise<number> {
   const b = args.flags.get('backend');
-  const backend = b === 'host' || b === 'cuda' ? Backend.open(b) : activeBackend();
   const quick = args.flags.has('quick');
+  const log = (l: string) => console.error(l);
+  if (op === 'host') {
+    if (b !== undefined && b !== 'host') console.error(`gdnlab bench host: measures the host backend (--backend ${String(b)} ignored)`);
+    const { benchHost, hostMarkdown } = await import('./host');
+    const backend = Backend.open('host');
+    try {
+      const report = await benchHost({ backend, quick, log });
+      emit(args, report, hostMarkdown(report, commandLine(op)));
+    } finally {
+      backend.close();
+    }
+    return 0;
+  }
+  const backend = b === 'host' || b === 'cuda' ? Backend.open(b) : activeBackend();
+  if (op === 'overhead') {
+    const { benchOverhead, overheadMarkdown } = await import('./overhead');
+    const report = await benchOverhead({ backend, quick, log });
+    emit(args, report, overheadMarkdown(report, commandLine(op)));
+    return 0;
+  }
   if (backend.kind === 'host' && !quick) {
     console.error('gdnlab bench: the host backend runs the GPU-sized shapes for minutes; use --quick for a small host run');
   }
@@ -20,18 +56,9 @@ export async function benchCommand(op: 'conv' | 'postconv' | 'fused', args: Args
     torch: !args.flags.has('no-torch'),
     samples: args.flags.has('samples'),
     vllmPath: typeof args.flags.get('vllm') === 'string' ? (args.flags.get('vllm') as string) : process.env.GDN_VLLM_PATH,
-    log: (l: string) => console.error(l),
+    log,
   };
   const report = op === 'conv' ? await benchConv(opts) : op === 'postconv' ? await benchPostconv(opts) : await benchFused(opts);
-  // The command as typed, minus where the output went.
-  const shown = process.argv.slice(4).filter((a, i, all) => !a.startsWith('--json') && !a.startsWith('--markdown') && all[i - 1] !== '--markdown');
-  const command = ['gdnlab bench', op, ...shown].join(' ');
-  const md = benchMarkdown(report, command.trim());
-  const json = args.flags.get('json');
-  const mdFile = args.flags.get('markdown');
-  if (typeof json === 'string') writeJson(json, report);
-  if (typeof mdFile === 'string') fs.writeFileSync(mdFile, md + '\n');
-  if (json === true) console.log(JSON.stringify(report, null, 2));
-  else console.log(md);
+  emit(args, report, benchMarkdown(report, commandLine(op)));
   return 0;
 }

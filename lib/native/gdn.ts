@@ -8,6 +8,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import koffi from 'koffi';
 import type { LibraryHandle } from 'koffi';
+import { structEncoder, structDecoder } from './struct-codec';
 
 /** A bound native function (sync call, or .async with a node-style callback). */
 export type Fn = ((...args: unknown[]) => unknown) & { async: (...args: unknown[]) => void };
@@ -220,6 +221,20 @@ export const OpT = koffi.struct('gdn_op', {
   fused: FusedArgsT,
 });
 
+export const BufferCacheInfoT = koffi.struct('gdn_buffer_cache_info', {
+  reserved_bytes: 'uint64_t',
+  allocated_bytes: 'uint64_t',
+  cached_bytes: 'uint64_t',
+  peak_reserved_bytes: 'uint64_t',
+  segments: 'int64_t',
+  allocated_blocks: 'int64_t',
+  free_blocks: 'int64_t',
+  alloc_calls: 'uint64_t',
+  segment_maps: 'uint64_t',
+  segment_unmaps: 'uint64_t',
+  reserved: koffi.array('uint64_t', 6),
+});
+
 const TimingConfigT = koffi.struct('gdn_timing_config', {
   rounds: 'int32_t',
   flush_l2: 'int32_t',
@@ -267,6 +282,7 @@ export const ABI_STRUCTS: Record<string, unknown> = {
   gdn_arm_info: ArmInfoT,
   gdn_fused_args: FusedArgsT,
   gdn_fused_result: FusedResultT,
+  gdn_buffer_cache_info: BufferCacheInfoT,
 };
 
 // ---------------------------------------------------------------------------- plain TS mirrors
@@ -358,6 +374,15 @@ export interface GdnLib {
   postconvForward: Fn;
   matmulNT: Fn;
   timeOps: Fn;
+  bufferCacheStats: Fn;
+  bufferTrim: Fn;
+  hostSetThreads: Fn;
+  hostThreads: Fn;
+  /** The op entry points with `void*` arguments: bytes from the encoders below (lib/native/struct-codec.ts). */
+  convForwardRaw: Fn;
+  convUpdateRaw: Fn;
+  postconvForwardRaw: Fn;
+  matmulNTRaw: Fn;
   armCount: Fn;
   armInfo: Fn;
   convMutantName: Fn;
@@ -426,6 +451,14 @@ function bind(lib: LibraryHandle, libPath: string): GdnLib {
     postconvForward: lib.func('gdn_postconv_forward', st, [gdn_backend_ptr, koffi.pointer(PostconvArgsT), koffi.out(koffi.pointer(PostconvResultT))]),
     matmulNT: lib.func('gdn_matmul_nt', st, [gdn_backend_ptr, koffi.pointer(MatmulArgsT)]),
     timeOps: lib.func('gdn_time_ops', st, [gdn_backend_ptr, 'void*', 'int32_t', koffi.pointer(TimingConfigT), 'float*']),
+    bufferCacheStats: lib.func('gdn_buffer_cache_stats', st, [gdn_backend_ptr, koffi.out(koffi.pointer(BufferCacheInfoT))]),
+    bufferTrim: lib.func('gdn_buffer_trim', st, [gdn_backend_ptr, koffi.out(koffi.pointer('uint64_t'))]),
+    hostSetThreads: lib.func('gdn_host_set_threads', st, [gdn_backend_ptr, 'int32_t']),
+    hostThreads: lib.func('gdn_host_threads', st, [gdn_backend_ptr, koffi.out(koffi.pointer('int32_t'))]),
+    convForwardRaw: lib.func('gdn_conv_forward', st, [gdn_backend_ptr, 'void*', 'void*']),
+    convUpdateRaw: lib.func('gdn_conv_update', st, [gdn_backend_ptr, 'void*']),
+    postconvForwardRaw: lib.func('gdn_postconv_forward', st, [gdn_backend_ptr, 'void*', 'void*']),
+    matmulNTRaw: lib.func('gdn_matmul_nt', st, [gdn_backend_ptr, 'void*']),
     armCount: lib.func('gdn_arm_count', 'int32_t', ['int32_t']),
     armInfo: lib.func('gdn_arm_info_get', st, ['int32_t', 'int32_t', koffi.out(koffi.pointer(ArmInfoT))]),
     convMutantName: lib.func('gdn_conv_mutant_name', 'const char*', ['int32_t']),
@@ -456,4 +489,13 @@ export function freeNative(mem: unknown): void {
 }
 
 export const TIMING_CONFIG = TimingConfigT;
+
+// Byte codecs of the op structs for the `...Raw` entry points (koffi's object marshalling of
+// gdn_conv_args alone costs ~7 µs a call; these write the same layout in well under one).
+export const convArgsCodec = structEncoder<ConvArgs>(ConvArgsT);
+export const convUpdateArgsCodec = structEncoder<ConvUpdateArgs>(ConvUpdateArgsT);
+export const postconvArgsCodec = structEncoder<PostconvArgs>(PostconvArgsT);
+export const matmulArgsCodec = structEncoder<MatmulArgs>(MatmulArgsT);
+export const launchContractCodec = structDecoder<LaunchContractStruct>(LaunchContractT);
+export const postconvResultCodec = structDecoder<PostconvResultStruct>(PostconvResultT);
 export const BACKEND_PTR = gdn_backend_ptr;

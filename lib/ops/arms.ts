@@ -98,9 +98,30 @@ export function arms(op: ArmOp): ArmInfo[] {
   return raw.map((r) => decode(op, r, names));
 }
 
+// Names by family, refreshed when the family's arm count changes: arms are only ever appended (run-time
+// registration adds ids after the built-ins), so the count says whether the list is current. One
+// gdn_arm_count call per lookup instead of a gdn_arm_info_get per arm keeps an op call's arm lookup
+// under a microsecond (docs/BENCHMARKS.md, "Per-op overhead").
+const namesCache = new Map<ArmOp, { count: number; names: string[]; mutant: boolean[] }>();
+
+function cachedNames(op: ArmOp): { names: string[]; mutant: boolean[] } {
+  const n = gdnLib().armCount(OP_CODE[expectChoice(op, 'op', ARM_OPS)]) as number;
+  const hit = namesCache.get(op);
+  if (hit && hit.count === n) return hit;
+  const raw = rawTable(op);
+  const entry = { count: raw.length, names: raw.map((r) => r.name), mutant: raw.map((r) => (r.flags & ARM_FLAGS.mutant) !== 0) };
+  namesCache.set(op, entry);
+  return entry;
+}
+
 /** The names of an op family's arms, in id order. */
 export function armNames(op: ArmOp): string[] {
-  return rawTable(op).map((r) => r.name);
+  return [...cachedNames(op).names];
+}
+
+/** Whether arm `id` of a family is a planted mutant (as a launch reports the arm that ran). */
+export function armIsMutant(op: ArmOp, id: number): boolean {
+  return cachedNames(op).mutant[id] ?? false;
 }
 
 /** The arm called `name`, or a TypeError naming the argument and every arm there is. */
@@ -112,14 +133,14 @@ export function armByName(op: ArmOp, name: unknown, what = 'arm'): ArmInfo {
 
 /** The id that selects arm `name` (args.arm). */
 export function armId(op: ArmOp, name: unknown, what = 'arm'): number {
-  const names = armNames(op);
+  const names = cachedNames(op).names;
   const i = names.indexOf(expectChoice(name, what, names));
   return i;
 }
 
 /** The name of arm `id` (as a launch reports it). */
 export function armName(op: ArmOp, id: number): string {
-  const names = armNames(op);
+  const names = cachedNames(op).names;
   if (id < 0 || id >= names.length) throw new RangeError(`${op} arm id ${id}: libgdn has arms 0..${names.length - 1}`);
   return names[id];
 }

@@ -1,8 +1,8 @@
 // Shared plumbing of the op wrappers: dtype codes of gdn.h, argument checks whose messages name the
 // argument, and staging of host inputs onto a backend (temporaries released after the call).
 
-import { DType, describe } from '../dtype';
-import { Tensor } from '../tensor';
+import { DType, describe, dtypeSize } from '../dtype';
+import { HostStorage, Tensor } from '../tensor';
 import { Backend, activeBackend } from '../backend';
 
 export const DTYPE_CODE: Record<DType, number> = { f32: 0, bf16: 1, f16: 2, i32: 3, i8: 4 };
@@ -54,6 +54,49 @@ export function expectChoice<T extends string>(value: unknown, what: string, cho
   return value as T;
 }
 
+/** Device byte range [addr, addr + extentBytes) of a tensor on `backend`, or null (host, other backend, empty). */
+function deviceRange(t: Tensor, backend: Backend): [number, number] | null {
+  if (t.location !== 'device' || t.backend !== backend || t.numel === 0) return null;
+  const a = t.addr;
+  return [a, a + t.extentBytes];
+}
+
+/**
+ * Checks an output buffer the caller gave through an op's `out` option: a live contiguous tensor on
+ * the op's backend with the expected shape and dtype, not sharing a byte with any input or with
+ * another output. `what` names the option ("out.q"); inputs and outputs are listed by name.
+ */
+export function expectOut(
+  value: unknown,
+  what: string,
+  backend: Backend,
+  shape: readonly number[],
+  dtype: DType,
+  others: readonly (readonly [string, Tensor | null | undefined])[],
+): Tensor {
+  if (!(value instanceof Tensor)) throw new TypeError(`${what}: expected a Tensor (an output buffer to write into), got ${describe(value)}`);
+  value.assertLive(what);
+  if (value.location !== 'device' || value.backend !== backend) {
+    const where = value.location === 'host' ? 'a host tensor' : `a tensor of another ${value.backend?.kind ?? ''} backend`;
+    throw new TypeError(`${what}: expected a tensor on the ${backend.kind} backend of this call (Tensor.empty(shape, dtype, { backend })), got ${where}`);
+  }
+  const ok = value.rank === shape.length && shape.every((d, i) => value.shape[i] === d);
+  if (!ok) throw new RangeError(`${what}: expected shape [${shape.join(', ')}], got [${value.shape.join(', ')}]`);
+  if (value.dtype !== dtype) throw new TypeError(`${what}: expected dtype ${dtype}, got ${value.dtype}`);
+  if (!value.contiguous) throw new RangeError(`${what}: expected a contiguous tensor, got row stride ${value.rowStride} for rows of ${value.cols}`);
+  const mine = deviceRange(value, backend);
+  if (mine) {
+    for (const [name, t] of others) {
+      if (!t) continue;
+      const r = deviceRange(t, backend);
+      if (r && mine[0] < r[1] && r[0] < mine[1]) {
+        throw new RangeError(`${what}: shares memory with ${name} (an output must not alias an input or another output)`);
+      }
+    }
+  }
+  return value;
+}
+
 /**
  * Puts tensors on a backend for one call. Host tensors (or tensors of another backend) are copied
  * and the copies released by `release()`; tensors already there are used as they are.
@@ -85,6 +128,21 @@ export class Staging {
       return copy;
     }
     return t.to(this.backend);
+  }
+
+  /** Copies src (contiguous; host or this backend) into dst, a device tensor of this backend of the same layout; returns dst. */
+  copyInto(dst: Tensor, src: Tensor): Tensor {
+    const bytes = src.extentBytes;
+    if (bytes === 0) return dst;
+    if (src.location === 'device' && src.backend === this.backend) {
+      this.backend.copy(dst.addr, src.addr, bytes);
+    } else {
+      const h = src.host();
+      const data = (h.storage as HostStorage).data;
+      const start = h.offset * dtypeSize(h.dtype);
+      this.backend.upload(dst.addr, data.subarray(start, start + bytes));
+    }
+    return dst;
   }
 
   release(): void {

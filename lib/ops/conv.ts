@@ -4,12 +4,12 @@
 import { describe } from '../dtype';
 import { Tensor } from '../tensor';
 import { Backend } from '../backend';
-import { allocInt32, freeNative, ConvArgs, ConvUpdateArgs, LaunchContractStruct } from '../native/gdn';
+import { allocInt32, freeNative, ConvArgs, ConvUpdateArgs, LaunchContractStruct, convArgsCodec, convUpdateArgsCodec, launchContractCodec } from '../native/gdn';
 import { gdnLib } from '../native/gdn';
 import { armId, armName, armNames, arms } from './arms';
 import type { NativeOp } from '../backend';
 import {
-  DTYPE_CODE, Staging, backendOf, expectChoice, expectContiguous, expectDType, expectInt, expectShape, expectTensor,
+  DTYPE_CODE, Staging, backendOf, expectChoice, expectContiguous, expectDType, expectInt, expectOut, expectShape, expectTensor,
 } from './common';
 
 /** A conv arm's name: any arm of libgdn's registry (convArms(); built in or registered at run time). */
@@ -67,6 +67,18 @@ export interface ConvOptions {
   backend?: Backend;
   /** Update `convState` itself (a device tensor on the backend) instead of returning a new state tensor. */
   inPlace?: boolean;
+  /**
+   * Output buffers to write into instead of allocating new ones (device tensors of this backend):
+   * `out` [T, C] of outDtype, `convState` [N, C, K-1] f32 (receives the input state, then the final
+   * state). They are the result's tensors and stay the caller's: the result's release() leaves them.
+   * They are not poisoned first (an element the kernel does not write keeps its old value).
+   */
+  out?: ConvOutBuffers;
+}
+
+export interface ConvOutBuffers {
+  out?: Tensor;
+  convState?: Tensor;
 }
 
 export interface LaunchContract {
@@ -153,6 +165,7 @@ interface PreparedConv {
   staging: Staging;
   natives: unknown[];
   stateIsCaller: boolean;
+  outIsCaller: boolean;
   requested: { arm: ConvArm; mapping: ConvMapping };
   backend: Backend;
 }
@@ -218,12 +231,16 @@ function prepare(inputs: ConvInputs, opts: ConvOptions): PreparedConv {
   expectDType(qsl, 'queryStartLoc', ['i32']);
   if (qsl.rank !== 1 || qsl.numel < 2) throw new RangeError(`queryStartLoc: expected shape [N+1] with N >= 1, got [${qsl.shape.join(', ')}]`);
   const N = qsl.numel - 1;
-  const offsets = Int32Array.from(qsl.bits() as Int32Array);
-  if (offsets[0] !== 0) throw new RangeError(`queryStartLoc: must start at 0, got ${offsets[0]}`);
-  for (let s = 0; s < N; s++) {
-    if (offsets[s + 1] < offsets[s]) throw new RangeError(`queryStartLoc: must not decrease, but [${s}] = ${offsets[s]} > [${s + 1}] = ${offsets[s + 1]}`);
+  // Offsets in host memory are checked here; a device tensor's are checked by libgdn, which reads
+  // them back anyway (reading them here too would cost a second device round trip per call).
+  if (qsl.location === 'host') {
+    const offsets = qsl.bits() as Int32Array;
+    if (offsets[0] !== 0) throw new RangeError(`queryStartLoc: must start at 0, got ${offsets[0]}`);
+    for (let s = 0; s < N; s++) {
+      if (offsets[s + 1] < offsets[s]) throw new RangeError(`queryStartLoc: must not decrease, but [${s}] = ${offsets[s]} > [${s + 1}] = ${offsets[s + 1]}`);
+    }
+    if (offsets[N] !== T) throw new RangeError(`queryStartLoc: must end at T = ${T} (rows of x), got ${offsets[N]}`);
   }
-  if (offsets[N] !== T) throw new RangeError(`queryStartLoc: must end at T = ${T} (rows of x), got ${offsets[N]}`);
   let his: Tensor | null = null;
   if (inputs.hasInitialState != null) {
     his = expectTensor(int32Tensor(inputs.hasInitialState, 'hasInitialState'), 'hasInitialState');
@@ -244,6 +261,14 @@ function prepare(inputs: ConvInputs, opts: ConvOptions): PreparedConv {
     throw new Error('inPlace: convState must already be on the backend (convState.to(backend)) to be updated in place');
   }
 
+  const given = opts.out ?? {};
+  if (typeof given !== 'object') throw new TypeError(`out: expected { out?, convState? } (output buffers), got ${describe(given)}`);
+  for (const k of Object.keys(given)) if (k !== 'out' && k !== 'convState') throw new TypeError(`out.${k}: not an output of conv.forward (expected out or convState)`);
+  if (opts.inPlace && given.convState) throw new Error('out.convState: cannot be combined with inPlace (inPlace already updates convState itself)');
+  const inputsNamed = [['x', x], ['weight', weight], ['bias', bias], ['queryStartLoc', qsl], ['hasInitialState', his], ['convState', state]] as const;
+  const givenOut = given.out === undefined ? null : expectOut(given.out, 'out.out', backend, [T, C], outDtype, [...inputsNamed, ['out.convState', given.convState]]);
+  const givenState = given.convState === undefined ? null : expectOut(given.convState, 'out.convState', backend, [N, C, K - 1], 'f32', inputsNamed);
+
   const staging = new Staging(backend);
   const natives: unknown[] = [];
   try {
@@ -252,8 +277,8 @@ function prepare(inputs: ConvInputs, opts: ConvOptions): PreparedConv {
     const db = bias ? staging.input(bias) : null;
     const dq = staging.input(qsl);
     const dh = his ? staging.input(his) : null;
-    const dstate = opts.inPlace ? state : staging.mutableCopy(state);
-    const out = staging.output([T, C], outDtype);
+    const dstate = opts.inPlace ? state : givenState ? staging.copyInto(givenState, state) : staging.mutableCopy(state);
+    const out = givenOut ?? staging.output([T, C], outDtype);
     const args: ConvArgs = {
       T, C, K, num_seqs: N,
       x_dtype: DTYPE_CODE[x.dtype], out_dtype: DTYPE_CODE[outDtype], his_dtype: DTYPE_CODE[his?.dtype ?? 'i8'],
@@ -271,7 +296,7 @@ function prepare(inputs: ConvInputs, opts: ConvOptions): PreparedConv {
       widen_cycles: widen,
       schedule: scheduleStruct(opts.schedule, natives),
     };
-    return { args, out, convState: dstate, staging, natives, stateIsCaller: !!opts.inPlace, requested: { arm, mapping }, backend };
+    return { args, out, convState: dstate, staging, natives, stateIsCaller: !!opts.inPlace || !!givenState, outIsCaller: !!givenOut, requested: { arm, mapping }, backend };
   } catch (e) {
     staging.release();
     for (const m of natives) freeNative(m);
@@ -282,7 +307,7 @@ function prepare(inputs: ConvInputs, opts: ConvOptions): PreparedConv {
 function finish(p: PreparedConv, contract: LaunchContractStruct): ConvResult {
   p.staging.release();
   for (const m of p.natives) freeNative(m);
-  const { out, convState, stateIsCaller } = p;
+  const { out, convState, stateIsCaller, outIsCaller } = p;
   return {
     out,
     convState,
@@ -290,7 +315,7 @@ function finish(p: PreparedConv, contract: LaunchContractStruct): ConvResult {
     contract: contractFrom(contract),
     backend: p.backend.kind,
     release() {
-      out.release();
+      if (!outIsCaller) out.release();
       if (!stateIsCaller) convState.release();
     },
   };
@@ -299,7 +324,7 @@ function finish(p: PreparedConv, contract: LaunchContractStruct): ConvResult {
 function abandon(p: PreparedConv): void {
   p.staging.release();
   for (const m of p.natives) freeNative(m);
-  p.out.release();
+  if (!p.outIsCaller) p.out.release();
   if (!p.stateIsCaller) p.convState.release();
 }
 
@@ -309,27 +334,29 @@ function abandon(p: PreparedConv): void {
  */
 export async function forward(inputs: ConvInputs, opts: ConvOptions = {}): Promise<ConvResult> {
   const p = prepare(inputs, opts);
-  const contract: LaunchContractStruct[] = [{} as LaunchContractStruct];
+  // Fresh bytes: the worker thread reads them after this function has returned to the event loop.
+  const args = convArgsCodec.encode(p.args);
+  const contract = launchContractCodec.fresh();
   try {
-    await p.backend.callAsync(p.backend.lib.convForward, [p.backend.native, p.args, contract], 'conv.forward');
+    await p.backend.callAsync(p.backend.lib.convForwardRaw, [p.backend.native, args, contract], 'conv.forward');
   } catch (e) {
     abandon(p);
     throw e;
   }
-  return finish(p, contract[0]);
+  return finish(p, launchContractCodec.decode(contract));
 }
 
 /** The same as forward, on the calling thread (no await; for tight loops in tests and checks). */
 export function forwardSync(inputs: ConvInputs, opts: ConvOptions = {}): ConvResult {
   const p = prepare(inputs, opts);
-  const contract: LaunchContractStruct[] = [{} as LaunchContractStruct];
+  const contract = launchContractCodec.scratch();
   try {
-    p.backend.check(p.backend.lib.convForward(p.backend.native, p.args, contract) as number, 'conv.forward');
+    p.backend.check(p.backend.lib.convForwardRaw(p.backend.native, convArgsCodec.encodeScratch(p.args), contract) as number, 'conv.forward');
   } catch (e) {
     abandon(p);
     throw e;
   }
-  return finish(p, contract[0]);
+  return finish(p, launchContractCodec.decode(contract));
 }
 
 /**
@@ -347,7 +374,7 @@ export function prepareTimed(inputs: ConvInputs, opts: ConvOptions = {}, label?:
     release() {
       kept.release();
       for (const m of p.natives) freeNative(m);
-      p.out.release();
+      if (!p.outIsCaller) p.out.release();
       if (!p.stateIsCaller) p.convState.release();
     },
   };
@@ -372,8 +399,18 @@ export interface ConvUpdateOptions {
   outDtype?: 'f32' | 'bf16';
   backend?: Backend;
   inPlace?: boolean;
-  /** Initial contents of out (rows of skipped sequences keep them); poisoned when omitted. */
+  /**
+   * A Tensor: the initial contents of out (copied; rows of skipped sequences keep them; poisoned when
+   * omitted). Or output buffers to write into, device tensors of this backend: { out: [B, C] of
+   * outDtype, state: the pool's shape and dtype (receives the input pool, then the update) }; they stay
+   * the caller's (release() leaves them) and are not poisoned.
+   */
+  out?: Tensor | ConvUpdateOutBuffers;
+}
+
+export interface ConvUpdateOutBuffers {
   out?: Tensor;
+  state?: Tensor;
 }
 
 export interface ConvUpdateResult {
@@ -384,8 +421,18 @@ export interface ConvUpdateResult {
   release(): void;
 }
 
-/** The decode step: each sequence appends one token to its window in the state pool. */
-export async function update(inputs: ConvUpdateInputs, opts: ConvUpdateOptions = {}): Promise<ConvUpdateResult> {
+interface PreparedUpdate {
+  args: ConvUpdateArgs;
+  out: Tensor;
+  state: Tensor;
+  staging: Staging;
+  arm: UpdateArm;
+  backend: Backend;
+  outIsCaller: boolean;
+  stateIsCaller: boolean;
+}
+
+function prepareUpdate(inputs: ConvUpdateInputs, opts: ConvUpdateOptions): PreparedUpdate {
   const arm: UpdateArm = opts.arm ?? 'reference';
   const armIndex = armId('conv-update', arm);
   const outDtype = expectChoice(opts.outDtype ?? 'f32', 'outDtype', ['f32', 'bf16'] as const);
@@ -404,31 +451,49 @@ export async function update(inputs: ConvUpdateInputs, opts: ConvUpdateOptions =
   expectDType(idx, 'stateIndices', ['i32']);
   expectShape(idx, 'stateIndices', [B], ['B']);
   const slots = state.shape[0];
-  const seen = new Map<number, number>();
-  (idx.bits() as Int32Array).forEach((v, b) => {
-    if (v >= slots) throw new RangeError(`stateIndices[${b}]: slot ${v} is outside the pool of ${slots} slots`);
-    if (v >= 0 && seen.has(v)) throw new RangeError(`stateIndices[${b}]: slot ${v} is also used by sequence ${seen.get(v)} (two sequences cannot update one slot)`);
-    if (v >= 0) seen.set(v, b);
-  });
+  // Slots in host memory are checked here; a device tensor's are checked by libgdn (which reads them
+  // back anyway), saving a second device round trip per call.
+  if (idx.location === 'host') {
+    const seen = new Map<number, number>();
+    (idx.bits() as Int32Array).forEach((v, b) => {
+      if (v >= slots) throw new RangeError(`stateIndices[${b}]: slot ${v} is outside the pool of ${slots} slots`);
+      if (v >= 0 && seen.has(v)) throw new RangeError(`stateIndices[${b}]: slot ${v} is also used by sequence ${seen.get(v)} (two sequences cannot update one slot)`);
+      if (v >= 0) seen.set(v, b);
+    });
+  }
   const backend = backendOf(opts);
   if (opts.inPlace && !(state.location === 'device' && state.backend === backend)) {
     throw new Error('inPlace: state must already be on the backend to be updated in place');
   }
+  // out: a Tensor = initial contents (copied; rows of skipped sequences keep them); { out, state } =
+  // buffers written in place.
+  const legacyOut = opts.out instanceof Tensor ? opts.out : null;
+  const given: ConvUpdateOutBuffers = legacyOut || opts.out == null ? {} : (opts.out as ConvUpdateOutBuffers);
+  if (typeof given !== 'object') throw new TypeError(`out: expected { out?, state? } (output buffers) or a Tensor (initial contents of out), got ${describe(given)}`);
+  for (const k of Object.keys(given)) if (k !== 'out' && k !== 'state') throw new TypeError(`out.${k}: not an output of conv.update (expected out or state)`);
+  if (opts.inPlace && given.state) throw new Error('out.state: cannot be combined with inPlace (inPlace already updates state itself)');
+  const inputsNamed = [['x', x], ['weight', weight], ['bias', bias], ['state', state], ['stateIndices', idx]] as const;
+  const givenOut = given.out === undefined ? null : expectOut(given.out, 'out.out', backend, [B, C], outDtype, [...inputsNamed, ['out.state', given.state]]);
+  const givenState = given.state === undefined ? null : expectOut(given.state, 'out.state', backend, state.shape, state.dtype, inputsNamed);
+
   const staging = new Staging(backend);
   const made: Tensor[] = [];
   try {
-    const dstate = opts.inPlace ? state : staging.mutableCopy(state);
-    if (!opts.inPlace) made.push(dstate);
+    const dstate = opts.inPlace ? state : givenState ? staging.copyInto(givenState, state) : staging.mutableCopy(state);
+    if (!opts.inPlace && !givenState) made.push(dstate);
     let out: Tensor;
-    if (opts.out) {
-      const given = expectTensor(opts.out, 'out');
-      expectShape(given, 'out', [B, C], ['B', 'C']);
-      if (given.dtype !== outDtype) throw new TypeError(`out: expected dtype ${outDtype} (outDtype), got ${given.dtype}`);
-      out = staging.mutableCopy(given);
+    if (legacyOut) {
+      const init = expectTensor(legacyOut, 'out');
+      expectShape(init, 'out', [B, C], ['B', 'C']);
+      if (init.dtype !== outDtype) throw new TypeError(`out: expected dtype ${outDtype} (outDtype), got ${init.dtype}`);
+      out = staging.mutableCopy(init);
+      made.push(out);
+    } else if (givenOut) {
+      out = givenOut;
     } else {
       out = staging.output([B, C], outDtype);
+      made.push(out);
     }
-    made.push(out);
     const args: ConvUpdateArgs = {
       B, C, K,
       x_dtype: DTYPE_CODE[x.dtype], out_dtype: DTYPE_CODE[outDtype], state_dtype: DTYPE_CODE[state.dtype],
@@ -441,23 +506,69 @@ export async function update(inputs: ConvUpdateInputs, opts: ConvUpdateOptions =
       state_indices: staging.input(idx).addr,
       out: out.addr,
     };
-    await backend.callAsync(backend.lib.convUpdate, [backend.native, args], 'conv.update');
-    const inPlace = !!opts.inPlace;
-    return {
-      out,
-      state: dstate,
-      arm,
-      backend: backend.kind,
-      release() {
-        out.release();
-        if (!inPlace) dstate.release();
-      },
-    };
+    return { args, out, state: dstate, staging, arm, backend, outIsCaller: !!givenOut, stateIsCaller: !!opts.inPlace || !!givenState };
   } catch (e) {
     for (const t of made) t.release();
-    throw e;
-  } finally {
     staging.release();
+    throw e;
   }
+}
+
+function updateResult(p: PreparedUpdate): ConvUpdateResult {
+  p.staging.release();
+  const { out, state, outIsCaller, stateIsCaller } = p;
+  return {
+    out,
+    state,
+    arm: p.arm,
+    backend: p.backend.kind,
+    release() {
+      if (!outIsCaller) out.release();
+      if (!stateIsCaller) state.release();
+    },
+  };
+}
+
+function abandonUpdate(p: PreparedUpdate): void {
+  p.staging.release();
+  if (!p.outIsCaller) p.out.release();
+  if (!p.stateIsCaller) p.state.release();
+}
+
+/** The decode step: each sequence appends one token to its window in the state pool. */
+export async function update(inputs: ConvUpdateInputs, opts: ConvUpdateOptions = {}): Promise<ConvUpdateResult> {
+  const p = prepareUpdate(inputs, opts);
+  try {
+    await p.backend.callAsync(p.backend.lib.convUpdateRaw, [p.backend.native, convUpdateArgsCodec.encode(p.args)], 'conv.update');
+  } catch (e) {
+    abandonUpdate(p);
+    throw e;
+  }
+  return updateResult(p);
+}
+
+/** The same as update, on the calling thread. */
+export function updateSync(inputs: ConvUpdateInputs, opts: ConvUpdateOptions = {}): ConvUpdateResult {
+  const p = prepareUpdate(inputs, opts);
+  try {
+    p.backend.check(p.backend.lib.convUpdateRaw(p.backend.native, convUpdateArgsCodec.encodeScratch(p.args)) as number, 'conv.update');
+  } catch (e) {
+    abandonUpdate(p);
+    throw e;
+  }
+  return updateResult(p);
+}
+
+/** A decode update ready for the native timing loop (its state is a private copy unless inPlace or out.state). */
+export function prepareTimedUpdate(inputs: ConvUpdateInputs, opts: ConvUpdateOptions = {}, label?: string): NativeOp & { release(): void } {
+  const p = prepareUpdate(inputs, opts);
+  return {
+    kind: 'conv_update',
+    args: p.args,
+    label: label ?? `update ${p.arm}`,
+    release() {
+      abandonUpdate(p);
+    },
+  };
 }
 

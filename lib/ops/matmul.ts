@@ -4,12 +4,15 @@
 
 import { Tensor } from '../tensor';
 import { Backend } from '../backend';
-import { MatmulArgs } from '../native/gdn';
-import { DTYPE_CODE, Staging, backendOf, expectChoice, expectContiguous, expectDType, expectTensor } from './common';
+import { MatmulArgs, matmulArgsCodec } from '../native/gdn';
+import { describe } from '../dtype';
+import { DTYPE_CODE, Staging, backendOf, expectChoice, expectContiguous, expectDType, expectOut, expectTensor } from './common';
 
 export interface MatmulOptions {
   outDtype?: 'f32' | 'bf16';
   backend?: Backend;
+  /** An output buffer to write into: { out: [M, N] of outDtype on this backend }; returned as the result (not poisoned). */
+  out?: { out?: Tensor };
 }
 
 export function matmulNT(a: Tensor, b: Tensor, opts: MatmulOptions = {}): Tensor {
@@ -25,8 +28,12 @@ export function matmulNT(a: Tensor, b: Tensor, opts: MatmulOptions = {}): Tensor
   const [M, Kd] = a.shape;
   const N = b.shape[0];
   const backend = backendOf(opts);
+  const given = opts.out ?? {};
+  if (typeof given !== 'object') throw new TypeError(`out: expected { out } (an output buffer), got ${describe(given)}`);
+  for (const k of Object.keys(given)) if (k !== 'out') throw new TypeError(`out.${k}: not an output of matmulNT (expected out)`);
+  const givenOut = given.out === undefined ? null : expectOut(given.out, 'out.out', backend, [M, N], outDtype, [['a', a], ['b', b]]);
   const staging = new Staging(backend);
-  const out = staging.output([M, N], outDtype);
+  const out = givenOut ?? staging.output([M, N], outDtype);
   try {
     const args: MatmulArgs = {
       M, N, Kd,
@@ -36,10 +43,10 @@ export function matmulNT(a: Tensor, b: Tensor, opts: MatmulOptions = {}): Tensor
       b: staging.input(b).addr,
       out: out.addr,
     };
-    backend.check(backend.lib.matmulNT(backend.native, args) as number, 'matmulNT');
+    backend.check(backend.lib.matmulNTRaw(backend.native, matmulArgsCodec.encodeScratch(args)) as number, 'matmulNT');
     return out;
   } catch (e) {
-    out.release();
+    if (!givenOut) out.release();
     throw e;
   } finally {
     staging.release();

@@ -3,9 +3,10 @@
 
 import { Tensor } from '../tensor';
 import { Backend, NativeOp } from '../backend';
-import { PostconvArgs, PostconvResultStruct } from '../native/gdn';
-import { armId, armNames, arms } from './arms';
-import { DTYPE_CODE, Staging, backendOf, expectChoice, expectContiguous, expectDType, expectInt, expectShape, expectTensor } from './common';
+import { PostconvArgs, postconvArgsCodec, postconvResultCodec } from '../native/gdn';
+import { describe } from '../dtype';
+import { armId, armIsMutant, armName, armNames, arms } from './arms';
+import { DTYPE_CODE, Staging, backendOf, expectChoice, expectContiguous, expectDType, expectInt, expectOut, expectShape, expectTensor } from './common';
 
 /**
  * A post-conv arm's name: any arm of libgdn's registry (postconvArms()). The built-in `seq4` is a
@@ -42,7 +43,23 @@ export interface PostconvOptions extends PostconvShape {
   arm?: PostconvArm;
   qkvDtype?: 'f32' | 'bf16';
   backend?: Backend;
+  /**
+   * Output buffers to write into instead of allocating new ones (device tensors of this backend, any
+   * subset): q, k [T, Hk, Dk] and v [T, Hv, Dv] of qkvDtype, g and beta [T, Hv] f32. They stay the
+   * caller's (the result's release() leaves them) and are not poisoned first.
+   */
+  out?: PostconvOutBuffers;
 }
+
+export interface PostconvOutBuffers {
+  q?: Tensor;
+  k?: Tensor;
+  v?: Tensor;
+  g?: Tensor;
+  beta?: Tensor;
+}
+
+const POSTCONV_OUTPUTS = ['q', 'k', 'v', 'g', 'beta'] as const;
 
 export interface PostconvResult {
   q: Tensor;
@@ -62,6 +79,8 @@ export interface PostconvResult {
 interface Prepared {
   args: PostconvArgs;
   outputs: Tensor[];
+  /** Outputs of ours (released with the result); the caller's out buffers are not in it. */
+  owned: Tensor[];
   staging: Staging;
   backend: Backend;
   arm: PostconvArm;
@@ -96,19 +115,32 @@ function prepare(inputs: PostconvInputs, opts: PostconvOptions): Prepared {
   expectShape(dtBias, 'dtBias', [Hv], ['Hv']);
 
   const backend = backendOf(opts);
+  const given = opts.out ?? {};
+  if (typeof given !== 'object') throw new TypeError(`out: expected { q?, k?, v?, g?, beta? } (output buffers), got ${describe(given)}`);
+  for (const key of Object.keys(given)) {
+    if (!(POSTCONV_OUTPUTS as readonly string[]).includes(key)) throw new TypeError(`out.${key}: not an output of postconv.forward (expected q, k, v, g or beta)`);
+  }
+  const shapes: Record<(typeof POSTCONV_OUTPUTS)[number], [number[], 'f32' | 'bf16']> = {
+    q: [[T, Hk, Dk], qkvDtype], k: [[T, Hk, Dk], qkvDtype], v: [[T, Hv, Dv], qkvDtype], g: [[T, Hv], 'f32'], beta: [[T, Hv], 'f32'],
+  };
+  const inputsNamed = [['convOut', conv], ['a', a], ['b', b], ['ALog', ALog], ['dtBias', dtBias]] as const;
+  const chosen: Partial<Record<(typeof POSTCONV_OUTPUTS)[number], Tensor>> = {};
+  for (const key of POSTCONV_OUTPUTS) {
+    const t = (given as PostconvOutBuffers)[key];
+    if (t === undefined) continue;
+    const others = [...inputsNamed, ...POSTCONV_OUTPUTS.filter((o) => o !== key).map((o) => [`out.${o}`, (given as PostconvOutBuffers)[o]] as const)];
+    chosen[key] = expectOut(t, `out.${key}`, backend, shapes[key][0], shapes[key][1], others);
+  }
   const staging = new Staging(backend);
   const outputs: Tensor[] = [];
+  const owned: Tensor[] = [];
   try {
-    const q = staging.output([T, Hk, Dk], qkvDtype);
-    outputs.push(q);
-    const k = staging.output([T, Hk, Dk], qkvDtype);
-    outputs.push(k);
-    const v = staging.output([T, Hv, Dv], qkvDtype);
-    outputs.push(v);
-    const g = staging.output([T, Hv], 'f32');
-    outputs.push(g);
-    const beta = staging.output([T, Hv], 'f32');
-    outputs.push(beta);
+    for (const key of POSTCONV_OUTPUTS) {
+      const t = chosen[key] ?? staging.output(shapes[key][0], shapes[key][1]);
+      if (!chosen[key]) owned.push(t);
+      outputs.push(t);
+    }
+    const [q, k, v, g, beta] = outputs;
     const args: PostconvArgs = {
       T, Hk, Hv, Dk, Dv,
       conv_dtype: DTYPE_CODE[conv.dtype], gate_dtype: DTYPE_CODE[a.dtype], qkv_dtype: DTYPE_CODE[qkvDtype],
@@ -123,38 +155,58 @@ function prepare(inputs: PostconvInputs, opts: PostconvOptions): Prepared {
       dt_bias: staging.input(dtBias).addr,
       q: q.addr, k: k.addr, v: v.addr, g: g.addr, beta: beta.addr,
     };
-    return { args, outputs, staging, backend, arm };
+    return { args, outputs, owned, staging, backend, arm };
   } catch (e) {
     staging.release();
-    for (const t of outputs) t.release();
+    for (const t of owned) t.release();
     throw e;
   }
 }
 
-export async function forward(inputs: PostconvInputs, opts: PostconvOptions): Promise<PostconvResult> {
-  const p = prepare(inputs, opts);
-  const result: PostconvResultStruct[] = [{} as PostconvResultStruct];
-  try {
-    await p.backend.callAsync(p.backend.lib.postconvForward, [p.backend.native, p.args, result], 'postconv.forward');
-  } catch (e) {
-    for (const t of p.outputs) t.release();
-    throw e;
-  } finally {
-    p.staging.release();
-  }
+function postconvResult(p: Prepared, resultBytes: Uint8Array): PostconvResult {
   const [q, k, v, g, beta] = p.outputs;
-  const ranInfo = arms('postconv')[result[0].arm_ran];
-  const ran = ranInfo.name;
+  const ranId = postconvResultCodec.decode(resultBytes).arm_ran;
+  const ran = armName('postconv', ranId);
+  const owned = p.owned;
   return {
     q, k, v, g, beta,
     requested: p.arm,
     arm: ran,
-    mutant: ranInfo.mutant,
+    mutant: armIsMutant('postconv', ranId),
     backend: p.backend.kind,
     release() {
-      for (const t of p.outputs) t.release();
+      for (const t of owned) t.release();
     },
   };
+}
+
+export async function forward(inputs: PostconvInputs, opts: PostconvOptions): Promise<PostconvResult> {
+  const p = prepare(inputs, opts);
+  const result = postconvResultCodec.fresh();
+  try {
+    await p.backend.callAsync(p.backend.lib.postconvForwardRaw, [p.backend.native, postconvArgsCodec.encode(p.args), result], 'postconv.forward');
+  } catch (e) {
+    for (const t of p.owned) t.release();
+    throw e;
+  } finally {
+    p.staging.release();
+  }
+  return postconvResult(p, result);
+}
+
+/** The same as forward, on the calling thread (no await; for tight loops). */
+export function forwardSync(inputs: PostconvInputs, opts: PostconvOptions): PostconvResult {
+  const p = prepare(inputs, opts);
+  const result = postconvResultCodec.scratch();
+  try {
+    p.backend.check(p.backend.lib.postconvForwardRaw(p.backend.native, postconvArgsCodec.encodeScratch(p.args), result) as number, 'postconv.forward');
+  } catch (e) {
+    for (const t of p.owned) t.release();
+    throw e;
+  } finally {
+    p.staging.release();
+  }
+  return postconvResult(p, result);
 }
 
 /** A post-conv launch ready for the native timing loop (inputs staged once). */
@@ -166,7 +218,7 @@ export function prepareTimed(inputs: PostconvInputs, opts: PostconvOptions, labe
     label: label ?? p.arm,
     release() {
       p.staging.release();
-      for (const t of p.outputs) t.release();
+      for (const t of p.owned) t.release();
     },
   };
 }

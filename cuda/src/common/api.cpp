@@ -3,8 +3,10 @@
 // throws across the ABI: allocation failures become GDN_ERR_OUT_OF_MEMORY, anything else unexpected
 // GDN_ERR_INTERNAL.
 #include "common/backend_ops.h"
+#include "host/thread_pool.h"
 
 #include <cinttypes>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <set>
@@ -69,15 +71,6 @@ gdn_status backend_call(gdn_backend* b, const char* fn, F body) {
     std::lock_guard<std::mutex> exec_lock(b->exec_mu);
     return body();
   });
-}
-
-gdn_status buffer_release(gdn_backend* b, uint64_t addr) {
-#if GDN_HAVE_CUDA
-  if (backend_is_cuda(b)) return cuda::release(b, addr);
-#endif
-  (void)b;
-  host::release(addr);
-  return GDN_OK;
 }
 
 gdn_status synchronize_backend(gdn_backend* b) {
@@ -183,6 +176,14 @@ GDN_API gdn_status gdn_backend_open(int32_t kind, int32_t device_ordinal, gdn_ba
   *out = nullptr;
   if (kind != GDN_BACKEND_HOST && kind != GDN_BACKEND_CUDA)
     return fail(nullptr, GDN_ERR_INVALID_ARGUMENT, "kind: must be 0 (host) or 1 (cuda), got %d", (int)kind);
+#if defined(GDN_HOST_AVX2)
+  // The host replay was built for AVX2 (cuda/CMakeLists.txt: the build machine runs it).
+  if (kind == GDN_BACKEND_HOST && !__builtin_cpu_supports("avx2"))
+    return fail(nullptr, GDN_ERR_UNSUPPORTED,
+                "kind: this libgdn's host backend was built for AVX2 (%s) and this CPU lacks it; rebuild libgdn on "
+                "this machine",
+                GDN_BUILD_INFO_TEXT);
+#endif
   if (kind == GDN_BACKEND_HOST && device_ordinal != 0)
     return fail(nullptr, GDN_ERR_INVALID_ARGUMENT, "device_ordinal: the host backend has one device, 0; got %d",
                 (int)device_ordinal);
@@ -196,6 +197,11 @@ GDN_API gdn_status gdn_backend_open(int32_t kind, int32_t device_ordinal, gdn_ba
     gdn_backend* b = new gdn_backend();
     b->kind = kind;
     b->device_ordinal = device_ordinal;
+    // GDN_HOST_THREADS=N sets the host backend's replay threads at open (0 or unset: every CPU).
+    if (const char* env = std::getenv("GDN_HOST_THREADS")) {
+      const long n = std::strtol(env, nullptr, 10);
+      if (n >= 0 && n <= 4096) b->host_threads = (int32_t)n;
+    }
 #if GDN_HAVE_CUDA
     if (kind == GDN_BACKEND_CUDA) {
       const gdn_status st = cuda::open(b, device_ordinal);
@@ -204,6 +210,11 @@ GDN_API gdn_status gdn_backend_open(int32_t kind, int32_t device_ordinal, gdn_ba
         return st;
       }
     }
+#endif
+#if GDN_HAVE_CUDA
+    b->cache.reset(new BufferCache(kind == GDN_BACKEND_CUDA ? cuda::segment_source(b) : host::segment_source(b)));
+#else
+    b->cache.reset(new BufferCache(host::segment_source(b)));
 #endif
     {
       std::lock_guard<std::mutex> lock(g_backends_mu);
@@ -226,14 +237,13 @@ GDN_API gdn_status gdn_backend_close(gdn_backend* b) {
   return guarded(nullptr, "gdn_backend_close", [&]() -> gdn_status {
     {
       std::lock_guard<std::mutex> exec_lock(b->exec_mu);
+      // Buffers still alive die with the backend; the cache returns every segment (after waiting
+      // for the stream) before the CUDA state goes.
+      registry_drain(b, [](uint64_t, uint64_t) {});
+      b->cache->release_all();
 #if GDN_HAVE_CUDA
-      if (backend_is_cuda(b)) {
-        cuda::synchronize(b);
-        registry_drain(b, [&](uint64_t addr, uint64_t) { cuda::release(b, addr); });
-        cuda::close(b);
-      }
+      if (backend_is_cuda(b)) cuda::close(b);
 #endif
-      if (!backend_is_cuda(b)) registry_drain(b, [](uint64_t addr, uint64_t) { host::release(addr); });
     }
     delete b;
     return GDN_OK;
@@ -271,12 +281,14 @@ GDN_API gdn_status gdn_buffer_alloc(gdn_backend* b, uint64_t bytes, gdn_addr* ou
     if (bytes == 0) return fail(b, GDN_ERR_INVALID_ARGUMENT, "bytes: must be > 0");
     if (bytes > (uint64_t(1) << 48)) return fail(b, GDN_ERR_INVALID_ARGUMENT, "bytes: %" PRIu64 " is absurd", bytes);
     uint64_t addr = 0;
-    gdn_status st;
-#if GDN_HAVE_CUDA
-    if (backend_is_cuda(b)) st = cuda::alloc(b, bytes, &addr);
-    else
-#endif
-      st = host::alloc(b, bytes, &addr);
+    const gdn_status st = b->cache->allocate(bytes, &addr);
+    if (st == GDN_ERR_OUT_OF_MEMORY) {
+      const BufferCacheStats cs = b->cache->stats();
+      return fail(b, GDN_ERR_OUT_OF_MEMORY,
+                  "gdn_buffer_alloc: %" PRIu64 " bytes: out of %s memory (%" PRIu64 " bytes in %" PRId64
+                  " live buffers; the cache had returned its unused segments and retried)",
+                  bytes, backend_is_cuda(b) ? "device" : "host", cs.allocated_bytes, cs.allocated_blocks);
+    }
     if (st != GDN_OK) return st;
     registry_add(b, addr, bytes);
     *out = addr;
@@ -291,9 +303,11 @@ GDN_API gdn_status gdn_buffer_free(gdn_backend* b, gdn_addr buffer) {
       return fail(b, GDN_ERR_INVALID_BUFFER,
                   "buffer: 0x%" PRIx64 " is not the start of a live buffer of this backend (already freed, or foreign)",
                   buffer);
-    gdn_status st = synchronize_backend(b);  // work in flight may still use it
-    const gdn_status rel = buffer_release(b, buffer);
-    return st != GDN_OK ? st : rel;
+    // No synchronisation: the block stays in the cache, and whatever its next owner enqueues runs
+    // after the work already on the stream (common/buffer_cache.h, "Stream order").
+    if (!b->cache->release(buffer))
+      return fail(b, GDN_ERR_INTERNAL, "buffer: 0x%" PRIx64 " was live but is not a block of the buffer cache", buffer);
+    return GDN_OK;
   });
 }
 
@@ -341,10 +355,8 @@ GDN_API gdn_status gdn_buffer_copy(gdn_backend* b, gdn_addr dst, gdn_addr src, u
       return fail(b, GDN_ERR_INVALID_ARGUMENT, "dst/src: the ranges overlap (0x%" PRIx64 " and 0x%" PRIx64 ", %" PRIu64 " bytes)",
                   dst, src, bytes);
 #if GDN_HAVE_CUDA
-    if (backend_is_cuda(b)) {
-      st = cuda::copy(b, dst, src, bytes);
-      return st == GDN_OK ? cuda::synchronize(b) : st;
-    }
+    // Enqueued, not waited for: everything that touches backend memory is ordered on the stream.
+    if (backend_is_cuda(b)) return cuda::copy(b, dst, src, bytes);
 #endif
     std::memcpy(reinterpret_cast<void*>((uintptr_t)dst), reinterpret_cast<const void*>((uintptr_t)src), (size_t)bytes);
     return GDN_OK;
@@ -360,6 +372,54 @@ GDN_API gdn_status gdn_buffer_stats(gdn_backend* b, int64_t* live_count, uint64_
   std::lock_guard<std::mutex> lock(b->registry_mu);
   *live_count = (int64_t)b->buffers.size();
   *live_bytes = b->live_bytes;
+  return GDN_OK;
+}
+
+GDN_API gdn_status gdn_buffer_cache_stats(gdn_backend* b, gdn_buffer_cache_info* out) {
+  clear_error();
+  gdn_status st = check_backend(b);
+  if (st != GDN_OK) return st;
+  if (out == nullptr) return fail(b, GDN_ERR_INVALID_ARGUMENT, "out: is null");
+  const BufferCacheStats cs = b->cache->stats();
+  std::memset(out, 0, sizeof *out);
+  out->reserved_bytes = cs.reserved_bytes;
+  out->allocated_bytes = cs.allocated_bytes;
+  out->cached_bytes = cs.cached_bytes;
+  out->peak_reserved_bytes = cs.peak_reserved_bytes;
+  out->segments = cs.segments;
+  out->allocated_blocks = cs.allocated_blocks;
+  out->free_blocks = cs.free_blocks;
+  out->alloc_calls = cs.alloc_calls;
+  out->segment_maps = cs.segment_maps;
+  out->segment_unmaps = cs.segment_unmaps;
+  return GDN_OK;
+}
+
+GDN_API gdn_status gdn_buffer_trim(gdn_backend* b, uint64_t* released_bytes) {
+  return backend_call(b, "gdn_buffer_trim", [&]() -> gdn_status {
+    const uint64_t n = b->cache->trim();
+    if (released_bytes != nullptr) *released_bytes = n;
+    return GDN_OK;
+  });
+}
+
+GDN_API gdn_status gdn_host_set_threads(gdn_backend* b, int32_t threads) {
+  return backend_call(b, "gdn_host_set_threads", [&]() -> gdn_status {
+    if (backend_is_cuda(b))
+      return fail(b, GDN_ERR_UNSUPPORTED, "backend: the thread count is a setting of the host backend; this is CUDA");
+    if (threads < 0 || threads > 4096)
+      return fail(b, GDN_ERR_INVALID_ARGUMENT, "threads: must be 0 (every logical CPU) or 1..4096, got %d", (int)threads);
+    b->host_threads = threads;
+    return GDN_OK;
+  });
+}
+
+GDN_API gdn_status gdn_host_threads(gdn_backend* b, int32_t* threads) {
+  clear_error();
+  gdn_status st = check_backend(b);
+  if (st != GDN_OK) return st;
+  if (threads == nullptr) return fail(b, GDN_ERR_INVALID_ARGUMENT, "threads: is null");
+  *threads = backend_is_cuda(b) ? 0 : host::effective_threads(b->host_threads);
   return GDN_OK;
 }
 

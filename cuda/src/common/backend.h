@@ -3,9 +3,11 @@
 #pragma once
 
 #include "gdn.h"
+#include "common/buffer_cache.h"
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -22,6 +24,14 @@ struct gdn_backend {
   std::mutex registry_mu;
   std::map<uint64_t, uint64_t> buffers;
   uint64_t live_bytes = 0;
+
+  // Where buffers come from (common/buffer_cache.h): segments of the backend's memory, split and
+  // reused. Created by gdn_backend_open once the kind is known.
+  std::unique_ptr<gdn::BufferCache> cache;
+
+  // Host backend: threads that replay the blocks of a launch whose order allows it (the forward
+  // schedule of a correct arm; docs/BENCHMARKS.md, "Host backend"). 0 = every logical CPU.
+  int32_t host_threads = 0;
 
   std::mutex error_mu;
   std::string last_error;

@@ -26,8 +26,11 @@ struct PlannedOp {
 };
 
 namespace host {
-gdn_status alloc(gdn_backend* b, uint64_t bytes, uint64_t* addr);
-void release(uint64_t addr);
+// Segments of host memory for the backend's buffer cache (host/host_backend.cpp).
+SegmentSource segment_source(gdn_backend* b);
+// Maps / unmaps anonymous pages: the one place the host backend's memory comes from.
+void* map_pages(uint64_t bytes);
+void unmap_pages(uint64_t addr, uint64_t bytes);
 gdn_status device_info(gdn_backend* b, gdn_device_info* info);
 // The op families on the host backend (host/replay_host.cpp): every arm through the one replay loop.
 gdn_status conv_run(gdn_backend* b, const ConvPlan& plan);
@@ -48,8 +51,8 @@ int32_t device_count(std::string* why);
 gdn_status open(gdn_backend* b, int32_t ordinal);
 void close(gdn_backend* b);  // frees the stream, the flush buffer and (via the registry) every buffer
 gdn_status device_info(gdn_backend* b, gdn_device_info* info);
-gdn_status alloc(gdn_backend* b, uint64_t bytes, uint64_t* addr);
-gdn_status release(gdn_backend* b, uint64_t addr);
+// Segments of device memory (cudaMalloc / cudaFree) for the backend's buffer cache.
+SegmentSource segment_source(gdn_backend* b);
 gdn_status upload(gdn_backend* b, uint64_t dst, const void* src, uint64_t bytes);
 gdn_status download(gdn_backend* b, void* dst, uint64_t src, uint64_t bytes);
 gdn_status fill_u32(gdn_backend* b, uint64_t dst, uint32_t pattern, uint64_t bytes);

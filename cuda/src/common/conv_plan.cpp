@@ -263,6 +263,7 @@ gdn_status conv_plan(gdn_backend* b, const gdn_conv_args* a, ConvPlan* plan) {
   const int64_t blocks = (int64_t)ct.grid_x * ct.grid_y;
   st = build_schedule(b, a->schedule, blocks, &plan->order);
   if (st != GDN_OK) return st;
+  plan->schedule_kind = a->schedule.kind;
 
   conv::Params& p = plan->params;
   p.T = T;

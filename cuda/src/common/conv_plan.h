@@ -31,6 +31,7 @@ struct ConvPlan {
   int32_t variant = 0;
   std::vector<int32_t> programs;  // host copy of the exact-mapping program list
   std::vector<int64_t> order;     // host backend: linear block indices in run order
+  int32_t schedule_kind = GDN_SCHED_FORWARD;  // host backend: only FORWARD may replay blocks in parallel
   std::shared_ptr<void> device_programs;  // CUDA backend: device copy of programs (freed with the plan)
 };
 

@@ -220,6 +220,11 @@ struct HostGrid {
   size_t shared_bytes = 0;
   const int64_t* order = nullptr;
   bool cooperative = false;
+  // Threads to replay the blocks on (host/thread_pool.h); 1 = the serial loop. Only for launches
+  // whose blocks are independent, so that any order gives the serial loop's bits: order must be null
+  // (the forward schedule), and the caller sets it only for production builds of built-in arms, not
+  // for the racy mapping (host/replay_host.cpp).
+  int parallel = 1;
 };
 
 // Runs fn over every thread of every block. Returns kFaultNone, or the first fault (the launch

@@ -32,14 +32,21 @@ gdn_status conv_prepare(gdn_backend* b, ConvPlan* plan) {
   }
   gdn_status st = cuda_bind(b);
   if (st != GDN_OK) return st;
-  void* d = nullptr;
+  // A scratch block of the buffer cache (no cudaMalloc/cudaFree per call); it goes back to the cache
+  // with the plan, which is safe in stream order (common/buffer_cache.h).
   const size_t bytes = plan->programs.size() * sizeof(int32_t);
-  st = cuda_check(b, cudaMalloc(&d, bytes), "conv: cudaMalloc of the program list");
+  uint64_t addr = 0;
+  st = b->cache->allocate(bytes, &addr);
+  if (st == GDN_ERR_OUT_OF_MEMORY)
+    return fail(b, st, "conv: out of device memory for the program list (%llu bytes)", (unsigned long long)bytes);
   if (st != GDN_OK) return st;
-  plan->device_programs = std::shared_ptr<void>(d, [](void* q) { cudaFree(q); });
+  BufferCache* cache = b->cache.get();
+  void* d = reinterpret_cast<void*>((uintptr_t)addr);
+  plan->device_programs = std::shared_ptr<void>(d, [cache](void* q) { cache->release((uint64_t)(uintptr_t)q); });
+  // From pageable memory the copy returns once the source is staged, so the vector may go at once;
+  // the launch that reads the list follows it on the stream. No synchronisation needed.
   st = cuda_check(b, cudaMemcpyAsync(d, plan->programs.data(), bytes, cudaMemcpyHostToDevice, cuda_state(b)->stream),
                   "conv: upload of the program list");
-  if (st == GDN_OK) st = cuda_check(b, cudaStreamSynchronize(cuda_state(b)->stream), "conv: upload of the program list");
   plan->params.programs = static_cast<const int32_t*>(d);
   return st;
 }

@@ -100,6 +100,14 @@ gdn_status open(gdn_backend* b, int32_t ordinal) {
   if (st == GDN_OK) st = cuda_check(nullptr, cudaEventCreate(&cs->ev_start), "cudaEventCreate");
   if (st == GDN_OK) st = cuda_check(nullptr, cudaEventCreate(&cs->ev_stop), "cudaEventCreate");
   if (st == GDN_OK) st = cuda_check(nullptr, cudaDeviceGetAttribute(&cs->l2_bytes, cudaDevAttrL2CacheSize, ordinal), "L2 size");
+  if (st == GDN_OK) {
+    constexpr size_t kPinned = 64 << 10;
+    if (cudaMallocHost(&cs->pinned, kPinned) == cudaSuccess) cs->pinned_bytes = kPinned;
+    else {
+      cs->pinned = nullptr;  // optional: small reads then take the pageable path
+      cudaGetLastError();
+    }
+  }
   b->cuda = cs;
   if (st != GDN_OK) {
     close(b);
@@ -114,6 +122,7 @@ void close(gdn_backend* b) {
   cudaSetDevice(b->device_ordinal);
   if (cs->stream) cudaStreamSynchronize(cs->stream);
   if (cs->flush) cudaFree(cs->flush);
+  if (cs->pinned) cudaFreeHost(cs->pinned);
   if (cs->ev_start) cudaEventDestroy(cs->ev_start);
   if (cs->ev_stop) cudaEventDestroy(cs->ev_stop);
   if (cs->stream) cudaStreamDestroy(cs->stream);
@@ -175,25 +184,49 @@ gdn_status device_info(gdn_backend* b, gdn_device_info* info) {
 }
 
 // ----------------------------------------------------------------- memory
-gdn_status alloc(gdn_backend* b, uint64_t bytes, uint64_t* addr) {
+// Segments for the buffer cache (common/buffer_cache.h). The cache calls these with its lock held,
+// from a thread that entered through the API, so the device is bound (cuda_bind) already; binding
+// again is cheap and keeps them safe from any thread.
+namespace {
+gdn_status cuda_map(void* ctx, uint64_t bytes, uint64_t* addr) {
+  gdn_backend* b = static_cast<gdn_backend*>(ctx);
   gdn_status st = cuda_bind(b);
   if (st != GDN_OK) return st;
   void* p = nullptr;
   const cudaError_t err = cudaMalloc(&p, (size_t)bytes);
   if (err == cudaErrorMemoryAllocation) {
-    cudaGetLastError();
-    return fail(b, GDN_ERR_OUT_OF_MEMORY, "gdn_buffer_alloc: cudaMalloc of %llu bytes failed (out of device memory)",
-                (unsigned long long)bytes);
+    cudaGetLastError();  // not sticky: clear it, the cache retries after a trim
+    return GDN_ERR_OUT_OF_MEMORY;
   }
-  st = cuda_check(b, err, "cudaMalloc");
+  st = cuda_check(b, err, "cudaMalloc of a buffer segment");
   if (st != GDN_OK) return st;
   *addr = (uint64_t)(uintptr_t)p;
   return GDN_OK;
 }
 
-gdn_status release(gdn_backend* b, uint64_t addr) {
+void cuda_unmap(void* ctx, uint64_t addr, uint64_t) {
+  gdn_backend* b = static_cast<gdn_backend*>(ctx);
   cudaSetDevice(b->device_ordinal);
-  return cuda_check(b, cudaFree(reinterpret_cast<void*>((uintptr_t)addr)), "cudaFree");
+  cudaFree(reinterpret_cast<void*>((uintptr_t)addr));
+}
+
+// Before a segment goes back to the driver, nothing enqueued may still use it. (cudaFree waits for
+// the device as well; the explicit wait keeps that from being the only guarantee.)
+void cuda_sync(void* ctx) {
+  gdn_backend* b = static_cast<gdn_backend*>(ctx);
+  CudaState* cs = cuda_state(b);
+  cudaSetDevice(b->device_ordinal);
+  if (cs && cs->stream) cudaStreamSynchronize(cs->stream);
+}
+}  // namespace
+
+SegmentSource segment_source(gdn_backend* b) {
+  SegmentSource s;
+  s.ctx = b;
+  s.map = cuda_map;
+  s.unmap = cuda_unmap;
+  s.sync = cuda_sync;
+  return s;
 }
 
 gdn_status synchronize(gdn_backend* b) {
@@ -214,20 +247,24 @@ gdn_status upload(gdn_backend* b, uint64_t dst, const void* src, uint64_t bytes)
 gdn_status download(gdn_backend* b, void* dst, uint64_t src, uint64_t bytes) {
   gdn_status st = cuda_bind(b);
   if (st != GDN_OK) return st;
-  st = cuda_check(b, cudaMemcpyAsync(dst, reinterpret_cast<const void*>((uintptr_t)src), (size_t)bytes,
-                                     cudaMemcpyDeviceToHost, cuda_state(b)->stream),
+  CudaState* cs = cuda_state(b);
+  const bool small = cs->pinned != nullptr && bytes <= cs->pinned_bytes;
+  st = cuda_check(b, cudaMemcpyAsync(small ? cs->pinned : dst, reinterpret_cast<const void*>((uintptr_t)src), (size_t)bytes,
+                                     cudaMemcpyDeviceToHost, cs->stream),
                   "download (cudaMemcpyAsync)");
-  return st == GDN_OK ? synchronize(b) : st;
+  if (st == GDN_OK) st = synchronize(b);
+  if (st == GDN_OK && small) std::memcpy(dst, cs->pinned, (size_t)bytes);
+  return st;
 }
 
+// Enqueued on the stream like a kernel: whatever reads the buffer next is ordered after it.
 gdn_status fill_u32(gdn_backend* b, uint64_t dst, uint32_t pattern, uint64_t bytes) {
   gdn_status st = cuda_bind(b);
   if (st != GDN_OK) return st;
   const uint64_t n = bytes / 4;
   const unsigned blocks = (unsigned)(n / 256 + 1 < 4096 ? n / 256 + 1 : 4096);
   fill_u32_kernel<<<blocks, 256, 0, cuda_state(b)->stream>>>(reinterpret_cast<uint32_t*>((uintptr_t)dst), pattern, n);
-  st = cuda_check_launch(b, "fill_u32 kernel");
-  return st == GDN_OK ? synchronize(b) : st;
+  return cuda_check_launch(b, "fill_u32 kernel");
 }
 
 gdn_status copy(gdn_backend* b, uint64_t dst, uint64_t src, uint64_t bytes) {

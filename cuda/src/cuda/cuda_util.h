@@ -14,6 +14,11 @@ struct CudaState {
   void* flush = nullptr;          // 2 x L2 bytes, allocated at the first timed run with flush_l2
   size_t flush_bytes = 0;
   int l2_bytes = 0;
+  // Pinned host memory for small device-to-host reads (query_start_loc and state_indices read back
+  // by the validators, small downloads): a copy into pageable memory goes through the driver's
+  // staging path and costs several µs more per call. Used under the backend's exec lock only.
+  void* pinned = nullptr;
+  size_t pinned_bytes = 0;
 };
 
 inline CudaState* cuda_state(gdn_backend* b) { return static_cast<CudaState*>(b->cuda); }

@@ -22,9 +22,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <vector>
+
+#include "host/thread_pool.h"
 
 #if !defined(__x86_64__) || defined(GDN_EXEC_FORCE_UCONTEXT)
 #define GDN_FIBER_UCONTEXT 1
@@ -328,29 +333,18 @@ thread_local struct CoopReaper {
 
 const HostCoopOps kCoopOps = {coop_sync, coop_shfl_f32, coop_shfl_i32};
 
-int32_t run_host_grid(const HostGrid& g, HostThreadFn fn, const void* closure, int64_t* fault_block) {
-  if (fault_block) *fault_block = -1;
-  const int64_t blocks = g.grid_x * g.grid_y;
-  if (blocks <= 0) return kFaultNone;
-  if (g.threads < 1 || g.threads > kMaxThreads) return kFaultTooManyThreads;
-  // Shared memory: one block's worth, zeroed once per launch, reused by every block (as an SM
-  // reuses it: a block must not rely on what the previous one left). 16-byte aligned.
-  std::vector<uint64_t> shared((g.shared_bytes + 15) / 16 * 2 + 2, 0);
-  void* sm = shared.data();
+namespace {
+
+// One block of a launch on the calling thread: a plain loop over its threads, or (cooperative) one
+// fiber per thread on this thread's fiber set. Returns the block's fault.
+int32_t run_block(const HostGrid& g, HostThreadFn fn, const void* closure, int64_t lin, void* sm) {
   int32_t fault = kFaultNone;
   if (!g.cooperative) {
-    for (int64_t i = 0; i < blocks; ++i) {
-      const int64_t lin = g.order ? g.order[i] : i;
-      for (int tid = 0; tid < g.threads; ++tid) {
-        HostThread t(lin, g.grid_x, g.grid_y, tid, g.threads, sm, nullptr, nullptr, &fault);
-        fn(closure, t);
-      }
-      if (fault != kFaultNone) {
-        if (fault_block) *fault_block = lin;
-        return fault;
-      }
+    for (int tid = 0; tid < g.threads; ++tid) {
+      HostThread t(lin, g.grid_x, g.grid_y, tid, g.threads, sm, nullptr, nullptr, &fault);
+      fn(closure, t);
     }
-    return kFaultNone;
+    return fault;
   }
   if (t_coop == nullptr) t_coop = new HostCoop();
   HostCoop& c = *t_coop;
@@ -362,11 +356,71 @@ int32_t run_host_grid(const HostGrid& g, HostThreadFn fn, const void* closure, i
   c.sm = sm;
   c.fn = fn;
   c.closure = closure;
+  c.block = lin;
+  c.fault = kFaultNone;
+  return run_coop_block(c);
+}
+
+// Shared memory: one block's worth per replaying thread, zeroed once per launch and reused by every
+// block that thread runs (as an SM reuses it: a block must not rely on what the previous one left).
+// 16-byte aligned.
+struct SharedArena {
+  std::vector<uint64_t> words;
+  size_t stride = 0;  // in uint64_t
+  SharedArena(size_t bytes, int replayers) : stride((bytes + 15) / 16 * 2 + 2) { words.assign(stride * (size_t)replayers, 0); }
+  void* of(int worker) { return words.data() + stride * (size_t)worker; }
+};
+
+// A parallel launch: blocks handed to the pool (host/thread_pool.h) in any order. Only launches
+// whose blocks are independent come here (HostGrid::parallel, set by the caller), so the bits are
+// the serial loop's. A fault is reported for the lowest faulting block, as the serial loop would:
+// every block below it ran, and a block's fault depends on that block alone.
+struct ParallelLaunch {
+  const HostGrid* g;
+  HostThreadFn fn;
+  const void* closure;
+  SharedArena* arena;
+  std::atomic<int64_t> first_fault_block{INT64_MAX};
+  std::atomic<int32_t> first_fault{kFaultNone};
+  std::mutex mu;
+};
+
+void parallel_block(void* ctx, int32_t worker, int64_t lin) {
+  ParallelLaunch& L = *static_cast<ParallelLaunch*>(ctx);
+  if (lin > L.first_fault_block.load(std::memory_order_relaxed)) return;  // the serial loop stops there
+  const int32_t fault = run_block(*L.g, L.fn, L.closure, lin, L.arena->of(worker));
+  if (fault != kFaultNone) {
+    std::lock_guard<std::mutex> lock(L.mu);
+    if (lin < L.first_fault_block.load(std::memory_order_relaxed)) {
+      L.first_fault_block.store(lin, std::memory_order_relaxed);
+      L.first_fault.store(fault, std::memory_order_relaxed);
+    }
+  }
+}
+
+}  // namespace
+
+int32_t run_host_grid(const HostGrid& g, HostThreadFn fn, const void* closure, int64_t* fault_block) {
+  if (fault_block) *fault_block = -1;
+  const int64_t blocks = g.grid_x * g.grid_y;
+  if (blocks <= 0) return kFaultNone;
+  if (g.threads < 1 || g.threads > kMaxThreads) return kFaultTooManyThreads;
+  const int replayers = g.order == nullptr && g.parallel > 1 ? (int)std::min<int64_t>(g.parallel, blocks) : 1;
+  SharedArena arena(g.shared_bytes, replayers);
+  if (replayers > 1) {
+    ParallelLaunch L;
+    L.g = &g;
+    L.fn = fn;
+    L.closure = closure;
+    L.arena = &arena;
+    host::parallel_for(replayers, blocks, parallel_block, &L);
+    const int32_t fault = L.first_fault.load();
+    if (fault != kFaultNone && fault_block) *fault_block = L.first_fault_block.load();
+    return fault;
+  }
   for (int64_t i = 0; i < blocks; ++i) {
     const int64_t lin = g.order ? g.order[i] : i;
-    c.block = lin;
-    c.fault = kFaultNone;
-    fault = run_coop_block(c);
+    const int32_t fault = run_block(g, fn, closure, lin, arena.of(0));
     if (fault != kFaultNone) {
       if (fault_block) *fault_block = lin;
       return fault;

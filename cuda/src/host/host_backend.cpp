@@ -1,5 +1,6 @@
-// host_backend.cpp — the host backend's memory (256-byte aligned host allocations whose addresses
-// are the gdn_addr values) and its device facts (CPU model, logical CPUs, last-level cache, memory).
+// host_backend.cpp — the host backend's memory (segments of anonymous pages for the buffer cache of
+// common/buffer_cache.h; their addresses are the gdn_addr values) and its device facts (CPU model,
+// logical CPUs, last-level cache, memory).
 #include "common/backend_ops.h"
 
 #include <cstdio>
@@ -7,22 +8,41 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <sys/mman.h>
 #include <unistd.h>
 
 namespace gdn {
 namespace host {
 
-gdn_status alloc(gdn_backend* b, uint64_t bytes, uint64_t* addr) {
-  const uint64_t rounded = (bytes + 255) / 256 * 256;
-  void* p = std::aligned_alloc(256, (size_t)rounded);
-  if (p == nullptr)
-    return fail(b, GDN_ERR_OUT_OF_MEMORY, "gdn_buffer_alloc: host allocation of %llu bytes failed",
-                (unsigned long long)bytes);
+// The one place host-backend memory is mapped: anonymous private pages, zero-filled by the kernel,
+// page-aligned (so 256-byte aligned). A forked child that must share buffers with its parent needs
+// MAP_SHARED here instead of MAP_PRIVATE, nothing else.
+void* map_pages(uint64_t bytes) {
+  void* p = mmap(nullptr, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+void unmap_pages(uint64_t addr, uint64_t bytes) { munmap(reinterpret_cast<void*>((uintptr_t)addr), (size_t)bytes); }
+
+namespace {
+gdn_status host_map(void*, uint64_t bytes, uint64_t* addr) {
+  void* p = map_pages(bytes);
+  if (p == nullptr) return GDN_ERR_OUT_OF_MEMORY;
   *addr = (uint64_t)(uintptr_t)p;
   return GDN_OK;
 }
+void host_unmap(void*, uint64_t addr, uint64_t bytes) { unmap_pages(addr, bytes); }
+}  // namespace
 
-void release(uint64_t addr) { std::free(reinterpret_cast<void*>((uintptr_t)addr)); }
+// Host ops run to completion inside their call, so cached blocks need no synchronisation.
+SegmentSource segment_source(gdn_backend* b) {
+  SegmentSource s;
+  s.ctx = b;
+  s.map = host_map;
+  s.unmap = host_unmap;
+  s.sync = nullptr;
+  return s;
+}
 
 namespace {
 

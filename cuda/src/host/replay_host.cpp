@@ -6,6 +6,7 @@
 // plain loop.
 #include "common/backend_ops.h"
 #include "common/exec.h"
+#include "host/thread_pool.h"
 
 #include <cinttypes>
 
@@ -30,6 +31,21 @@ gdn_status replay(gdn_backend* b, registry::Family family, const registry::Entry
   return GDN_OK;
 }
 
+// Replay threads for a launch (host/thread_pool.h). Parallel only where the bits cannot depend on
+// the order of blocks: built-in arms of the production build, whose blocks write disjoint outputs
+// (the planted-mutant build is excluded: NO_TAIL_GUARD spills into the next block's row); arms
+// registered at run time are replayed serially, since nothing proves their blocks independent. The
+// conv caller also requires the forward schedule and a mapping other than exact-racy. Launches of
+// little work stay serial: waking the pool costs more than it saves.
+constexpr int64_t kParallelMinThreadBodies = 1024;
+
+int parallel_threads(gdn_backend* b, const registry::Entry& e, int build, const exec::HostGrid& g) {
+  if (build != 0 || (e.info.flags & GDN_ARM_USER) != 0) return 1;
+  const int64_t blocks = g.grid_x * g.grid_y;
+  if (blocks < 2 || blocks * g.threads < kParallelMinThreadBodies) return 1;
+  return host::effective_threads(b->host_threads);
+}
+
 }  // namespace
 
 gdn_status conv_run(gdn_backend* b, const ConvPlan& plan) {
@@ -38,8 +54,15 @@ gdn_status conv_run(gdn_backend* b, const ConvPlan& plan) {
   g.grid_y = plan.contract.grid_y;
   g.threads = plan.contract.threads_per_block;
   g.shared_bytes = (size_t)plan.contract.shared_bytes;
-  g.order = plan.order.empty() ? nullptr : plan.order.data();
   g.cooperative = plan.arm->cooperative();
+  // The forward schedule of a correct mapping: blocks in any order (the racy mapping's final state
+  // depends on which chunk writes last, so it keeps the serial order, as every other schedule does).
+  if (plan.schedule_kind == GDN_SCHED_FORWARD && plan.contract.mapping_ran != GDN_MAP_EXACT_RACY) {
+    g.order = nullptr;
+    g.parallel = parallel_threads(b, *plan.arm, plan.build, g);
+  } else {
+    g.order = plan.order.empty() ? nullptr : plan.order.data();
+  }
   return replay(b, registry::kConv, *plan.arm, &plan.params, plan.combo, plan.build, plan.variant, g);
 }
 
@@ -50,6 +73,7 @@ gdn_status update_run(gdn_backend* b, const UpdatePlan& plan) {
   g.threads = plan.threads;
   g.shared_bytes = (size_t)plan.arm->shared_bytes(plan.params.K);
   g.cooperative = plan.arm->cooperative();
+  g.parallel = parallel_threads(b, *plan.arm, 0, g);
   return replay(b, registry::kUpdate, *plan.arm, &plan.params, plan.combo, 0, plan.variant, g);
 }
 
@@ -60,6 +84,7 @@ gdn_status postconv_run(gdn_backend* b, const PostconvPlan& plan) {
   g.threads = plan.result.threads_per_block;
   g.shared_bytes = (size_t)plan.shared_bytes;
   g.cooperative = plan.arm->cooperative();
+  g.parallel = parallel_threads(b, *plan.arm, 0, g);
   return replay(b, registry::kPostconv, *plan.arm, &plan.params, plan.combo, 0, plan.variant, g);
 }
 

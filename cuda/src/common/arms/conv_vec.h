@@ -22,8 +22,13 @@ struct Vec8;  // eight values of T as loaded from memory
 
 template <>
 struct Vec8<bf16_bits> {
+#if defined(__CUDA_ARCH__)
   uint32_t u[4];
   GDN_HDI float get(int i) const { return bf16_to_f32((uint16_t)(u[i >> 1] >> ((i & 1) * 16))); }
+#else
+  uint16_t u[8];  // the host reads the halves directly: a vectorisable widening
+  GDN_HDI float get(int i) const { return bf16_to_f32(u[i]); }
+#endif
 };
 template <>
 struct Vec8<float> {
@@ -89,14 +94,16 @@ GDN_HD inline void vec_thread(const Params& p, int64_t bx, int64_t by, int tid) 
   const TX* x = static_cast<const TX*>(p.x);
   const TX* w = static_cast<const TX*>(p.w);
 
-  float wr[kVecLanes][W], win[kVecLanes][W], b[kVecLanes];
+  // Lane arrays are [slot][lane]: on the GPU they are registers (fully unrolled, layout-neutral); on
+  // the host a tap is then one 8-wide fma over the lanes (docs/BENCHMARKS.md, "Host backend").
+  float wr[W][kVecLanes], win[W][kVecLanes], b[kVecLanes];
   GDN_UNROLL
   for (int i = 0; i < kVecLanes; ++i) {
     b[i] = p.bias ? load(static_cast<const TX*>(p.bias), c0 + i) : 0.0f;
     GDN_UNROLL
     for (int jj = 0; jj < W; ++jj) {
-      wr[i][jj] = jj >= W - K ? load(w, (c0 + i) * K + tap_of_slot(jj, W, K, M::is(p, kTapsReversed))) : 0.0f;
-      win[i][jj] = 0.0f;
+      wr[jj][i] = jj >= W - K ? load(w, (c0 + i) * K + tap_of_slot(jj, W, K, M::is(p, kTapsReversed))) : 0.0f;
+      win[jj][i] = 0.0f;
     }
   }
   const bool init = has_initial_state(p, s.seq);
@@ -110,11 +117,11 @@ GDN_HD inline void vec_thread(const Params& p, int64_t bx, int64_t by, int tid) 
       Vec8<TX> v;
       load8(x + row * p.x_stride + c0, v);
       GDN_UNROLL
-      for (int i = 0; i < kVecLanes; ++i) win[i][jj] = v.get(i);
+      for (int i = 0; i < kVecLanes; ++i) win[jj][i] = v.get(i);
     } else {
       GDN_UNROLL
       for (int i = 0; i < kVecLanes; ++i)
-        win[i][jj] = init ? state_row(p, s.seq, c0 + i)[K - 1 + (row - s.start)] : 0.0f;
+        win[jj][i] = init ? state_row(p, s.seq, c0 + i)[K - 1 + (row - s.start)] : 0.0f;
     }
   }
 
@@ -143,20 +150,50 @@ GDN_HD inline void vec_thread(const Params& p, int64_t bx, int64_t by, int tid) 
       GDN_UNROLL
       for (int g = 0; g < G; ++g) {
         GDN_UNROLL
-        for (int i = 0; i < kVecLanes; ++i) {
+        for (int jj = 0; jj + 1 < W; ++jj) {
           GDN_UNROLL
-          for (int jj = 0; jj + 1 < W; ++jj) win[i][jj] = win[i][jj + 1];
-          win[i][W - 1] = rows[g].get(i);
-          acc[g][i] = apply_taps<W>(wr[i], win[i], K, b[i]);
-          fast = fast && gdn_expf_fast_range(acc[g][i]);
+          for (int i = 0; i < kVecLanes; ++i) win[jj][i] = win[jj + 1][i];
         }
+        GDN_UNROLL
+        for (int i = 0; i < kVecLanes; ++i) win[W - 1][i] = rows[g].get(i);
+        // acc = bias, then one fma per tap, oldest first: apply_taps' order, lane by lane.
+        GDN_UNROLL
+        for (int i = 0; i < kVecLanes; ++i) acc[g][i] = b[i];
+        GDN_UNROLL
+        for (int jj = 0; jj < W; ++jj) {
+          if (jj < W - K) continue;
+          GDN_UNROLL
+          for (int i = 0; i < kVecLanes; ++i) acc[g][i] = det_fma(wr[jj][i], win[jj][i], acc[g][i]);
+        }
+#if defined(__CUDA_ARCH__)
+        GDN_UNROLL
+        for (int i = 0; i < kVecLanes; ++i) fast = fast && gdn_expf_fast_range(acc[g][i]);
+#endif
       }
+#if !defined(__CUDA_ARCH__)
+      {
+        // The range test over the whole group as one branch-free loop (vectorised): the same
+        // predicate as gdn_expf_fast_range (false for NaN).
+        const float* flat = &acc[0][0];
+        int ok = 1;
+        for (int e = 0; e < G * kVecLanes; ++e) ok &= (flat[e] <= 87.0f) & (flat[e] >= -87.0f);
+        fast = ok != 0;
+      }
+#endif
       if (fast) {
+#if defined(__CUDA_ARCH__)
         GDN_UNROLL
         for (int g = 0; g < G; ++g) {
           GDN_UNROLL
           for (int i = 0; i < kVecLanes; ++i) acc[g][i] = gdn_silu_fast(acc[g][i]);
         }
+#else
+        // One flat loop over the G x 8 activations: GCC's loop vectoriser makes it 8-wide, the
+        // unrolled nest above it does not (the element operations, and so the bits, are the same).
+        float* flat = &acc[0][0];
+#pragma GCC ivdep
+        for (int e = 0; e < G * kVecLanes; ++e) flat[e] = gdn_silu_fast(flat[e]);
+#endif
       } else {
         GDN_UNROLL
         for (int g = 0; g < G; ++g) {
@@ -174,9 +211,13 @@ GDN_HD inline void vec_thread(const Params& p, int64_t bx, int64_t by, int tid) 
         GDN_UNROLL
         for (int i = 0; i < kVecLanes; ++i) {
           GDN_UNROLL
-          for (int jj = 0; jj + 1 < W; ++jj) win[i][jj] = win[i][jj + 1];
-          win[i][W - 1] = rows[g].get(i);
-          y[i] = gdn_silu(apply_taps<W>(wr[i], win[i], K, b[i]));
+          for (int jj = 0; jj + 1 < W; ++jj) win[jj][i] = win[jj + 1][i];
+          win[W - 1][i] = rows[g].get(i);
+          float a = b[i];
+          GDN_UNROLL
+          for (int jj = 0; jj < W; ++jj)
+            if (jj >= W - K) a = det_fma(wr[jj][i], win[jj][i], a);
+          y[i] = gdn_silu(a);
         }
         emit(t + g, y);
       }
@@ -191,7 +232,7 @@ GDN_HD inline void vec_thread(const Params& p, int64_t bx, int64_t by, int tid) 
       const int j = jj - (W - K + 1);
       if (M::is(p, kStateFromOutput) && s.end - (K - 1) + j >= s.start) continue;
       GDN_UNROLL
-      for (int i = 0; i < kVecLanes; ++i) state_row(p, s.seq, c0 + i)[j] = win[i][jj];
+      for (int i = 0; i < kVecLanes; ++i) state_row(p, s.seq, c0 + i)[j] = win[jj][i];
     }
   } else if (!M::is(p, kStateFromOutput)) {
     for (int j = 0; j < K - 1; ++j) {

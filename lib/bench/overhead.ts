@@ -1,0 +1,389 @@
+// `gdnlab bench overhead`: what a small op costs from TypeScript beyond its kernel, and what an
+// allocate/free pair costs, on the active backend (docs/BENCHMARKS.md, "Per-op overhead").
+//
+// For each op case, in one run:
+//   kernel  the native time of the same planned op in gdn_time_ops (CUDA events around the launch on
+//           the GPU, a monotonic clock around the run on the host), hot (no L2 flush): the part of a
+//           call that is the kernel itself;
+//   wall    performance.now() around the TypeScript call, one sample per call, after a warm-up —
+//           argument checks, struct encoding, koffi, validation and planning in libgdn, the launch,
+//           the wait (sync path), result wrapping;
+//   over    wall median − kernel median: the per-op overhead that issue 10 bounds by 15 µs.
+// Before any timing, every op case's outputs are compared bit for bit with the reference arm's at
+// the same shape (a benchmark validates before it times).
+
+import { performance } from 'perf_hooks';
+import * as os from 'os';
+import { Backend, NativeOp } from '../backend';
+import { Tensor } from '../tensor';
+import { revision } from '../provenance';
+import { summarize } from '../analysis/stats';
+
+export interface OverheadRow {
+  op: string;
+  variant: string;
+  /** Native time of the planned op (µs, median), or null when gdn_time_ops has no such op. */
+  kernelUs: number | null;
+  wallUs: number;
+  wallP10Us: number;
+  wallP90Us: number;
+  n: number;
+  /** wallUs − kernelUs (null without a kernel time). */
+  overheadUs: number | null;
+  /** True when overheadUs ≤ the target; null without a kernel time. */
+  meetsTarget: boolean | null;
+  note?: string;
+}
+
+export interface OverheadReport {
+  bench: 'overhead';
+  backend: 'host' | 'cuda';
+  device: string;
+  cpu: string;
+  revision: string;
+  node: string;
+  targetUs: number;
+  time: string;
+  validated: { op: string; mismatches: number; elements: number }[];
+  rows: OverheadRow[];
+  /** Buffer cache after the run (reserved and cached bytes, segments taken from the backend). */
+  cache: ReturnType<Backend['cacheStats']>;
+}
+
+export const OVERHEAD_TARGET_US = 15;
+
+/** One op case: a sync call to time from JS, its planned twin for the native loop, and a bit check. */
+export interface OverheadCase {
+  op: string;
+  variant: string;
+  /** One call as a user makes it (results released by the case itself). */
+  call: () => void | Promise<void>;
+  /** The same op for gdn_time_ops (null: wall time only). */
+  kernel: (NativeOp & { release(): void }) | null;
+  note?: string;
+}
+
+export interface OverheadOptions {
+  backend: Backend;
+  /** Calls timed per case (default 2000; fewer with quick). */
+  calls?: number;
+  quick?: boolean;
+  log?: (line: string) => void;
+}
+
+/**
+ * Times a case: batches that alternate gdn_time_ops rounds of the planned op with the same number
+ * of timed TypeScript calls, so that load on a shared machine shifts both alike; µs per sample.
+ */
+async function sampleCase(backend: Backend, c: OverheadCase, n: number): Promise<{ kernel: number[]; wall: number[] }> {
+  const batches = 10;
+  const per = Math.max(5, Math.ceil(n / batches));
+  const kernel: number[] = [];
+  const wall: number[] = [];
+  // Warm-up: caches, the buffer cache's segments, JIT.
+  for (let i = 0; i < Math.max(20, per); i++) await c.call();
+  if (c.kernel) await backend.timeOps([c.kernel], { rounds: Math.max(5, Math.floor(per / 4)), flushL2: false });
+  for (let bi = 0; bi < batches; bi++) {
+    if (c.kernel) kernel.push(...(await backend.timeOps([c.kernel], { rounds: per, flushL2: false })));
+    for (let i = 0; i < per; i++) {
+      const t0 = performance.now();
+      const r = c.call();
+      if (r) await r;
+      wall.push((performance.now() - t0) * 1000);
+    }
+  }
+  return { kernel, wall };
+}
+
+export async function timeOverheadCases(cases: OverheadCase[], opts: OverheadOptions): Promise<OverheadRow[]> {
+  const n = opts.calls ?? (opts.quick ? 300 : 2000);
+  const rows: OverheadRow[] = [];
+  for (const c of cases) {
+    opts.log?.(`overhead: ${c.op} (${c.variant})`);
+    const s = await sampleCase(opts.backend, c, n);
+    const kernelUs = c.kernel ? summarize(s.kernel).median : null;
+    const wall = summarize(s.wall);
+    const overheadUs = kernelUs === null ? null : wall.median - kernelUs;
+    rows.push({
+      op: c.op,
+      variant: c.variant,
+      kernelUs,
+      wallUs: wall.median,
+      wallP10Us: wall.p10,
+      wallP90Us: wall.p90,
+      n: wall.n,
+      overheadUs,
+      meetsTarget: overheadUs === null ? null : overheadUs <= OVERHEAD_TARGET_US,
+      note: c.note,
+    });
+  }
+  return rows;
+}
+
+/** Allocation cases: a cached alloc/free pair through Backend and through Tensor, and the uncached cost. */
+export function allocationCases(backend: Backend, bytes = 4 << 20): OverheadCase[] {
+  const mib = `${bytes / (1 << 20)} MiB`;
+  return [
+    {
+      op: `alloc + free ${mib}`,
+      variant: 'Backend.alloc/free (cached)',
+      kernel: null,
+      call: () => backend.free(backend.alloc(bytes)),
+    },
+    {
+      op: `alloc + free ${mib}`,
+      variant: 'Tensor.empty + release (cached)',
+      kernel: null,
+      call: () => Tensor.empty([bytes / 4], 'f32', { backend }).release(),
+    },
+    {
+      op: `alloc + free ${mib}`,
+      variant: 'uncached (trim after each free)',
+      kernel: null,
+      call: () => {
+        backend.free(backend.alloc(bytes));
+        backend.trim();
+      },
+      note: backend.kind === 'cuda' ? 'cudaMalloc + cudaFree of a segment' : 'mmap + munmap of a segment',
+    },
+  ];
+}
+
+export function overheadMarkdown(r: OverheadReport, command: string): string {
+  const f = (v: number | null, d = 1) => (v === null ? '—' : v.toFixed(d));
+  const lines = [
+    `### Per-op overhead — \`${command}\``,
+    '',
+    `- backend: ${r.backend}; device: ${r.device}; CPU: ${r.cpu}`,
+    `- revision ${r.revision}; node ${r.node}; ${r.time}`,
+    `- kernel = native time of the same planned op (gdn_time_ops, hot); wall = performance.now() around the TypeScript call (median [p10, p90] of n calls); over = wall − kernel; target ≤ ${r.targetUs} µs`,
+    `- validated before timing: ${r.validated.map((v) => `${v.op} ${v.mismatches}/${v.elements} mismatching`).join('; ')}`,
+    '',
+    '| op | variant | kernel µs | wall µs | p10 | p90 | n | over µs | ≤ target | note |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---|---|',
+  ];
+  for (const x of r.rows) {
+    const ok = x.meetsTarget === null ? '' : x.meetsTarget ? 'yes' : 'NO';
+    lines.push(`| ${x.op} | ${x.variant} | ${f(x.kernelUs)} | ${f(x.wallUs)} | ${f(x.wallP10Us)} | ${f(x.wallP90Us)} | ${x.n} | ${f(x.overheadUs)} | ${ok} | ${x.note ?? ''} |`);
+  }
+  const c = r.cache;
+  lines.push('', `Buffer cache after the run: ${(c.reservedBytes / 2 ** 20).toFixed(1)} MiB reserved in ${c.segments} segments, ${(c.cachedBytes / 2 ** 20).toFixed(1)} MiB cached, ${c.allocCalls} allocations of which ${c.segmentMaps} took a new segment.`);
+  return lines.join('\n');
+}
+
+export function reportHeader(backend: Backend): Pick<OverheadReport, 'backend' | 'device' | 'cpu' | 'revision' | 'node' | 'time' | 'targetUs'> {
+  return {
+    backend: backend.kind,
+    device: backend.info().name,
+    cpu: os.cpus()[0]?.model ?? 'unknown',
+    revision: revision(),
+    node: process.version,
+    time: new Date().toISOString(),
+    targetUs: OVERHEAD_TARGET_US,
+  };
+}
+
+// ------------------------------------------------------------------------------------------ the cases
+
+/** The shapes of the op cases: model sizes (C = 8192, Qwen3.5-4B heads), and a small one whose host kernel is a few µs. */
+export interface OverheadShape {
+  id: string;
+  T: number;
+  C: number;
+  B: number;
+  slots: number;
+  Hk: number;
+  Hv: number;
+  M: number;
+  N: number;
+  Kd: number;
+}
+
+export const OVERHEAD_SHAPES: OverheadShape[] = [
+  { id: 'model', T: 8, C: 8192, B: 8, slots: 16, Hk: 16, Hv: 32, M: 8, N: 256, Kd: 256 },
+  { id: 'small', T: 8, C: 256, B: 2, slots: 4, Hk: 1, Hv: 1, M: 2, N: 16, Kd: 32 },
+];
+
+/** Small ops at model sizes (T = 8 tokens, B = 8 sequences) and at a small size, then alloc/free. */
+export async function benchOverhead(opts: OverheadOptions): Promise<OverheadReport> {
+  const { backend } = opts;
+  const rows: OverheadRow[] = [];
+  const validated: OverheadReport['validated'] = [];
+  for (const shape of OVERHEAD_SHAPES) {
+    const set = await overheadCases(backend, shape);
+    try {
+      validated.push(...set.validated);
+      rows.push(...(await timeOverheadCases(set.cases, opts)));
+    } finally {
+      set.release();
+    }
+  }
+  rows.push(...(await timeOverheadCases(allocationCases(backend), opts)));
+  return { bench: 'overhead', ...reportHeader(backend), validated, rows, cache: backend.cacheStats() };
+}
+
+function mismatching(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let n = Math.abs(a.length - b.length);
+  for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) n++;
+  return n;
+}
+
+export async function overheadCases(backend: Backend, shape: OverheadShape): Promise<{ cases: OverheadCase[]; validated: OverheadReport['validated']; release(): void }> {
+  const conv = await import('../ops/conv');
+  const postconv = await import('../ops/postconv');
+  const { matmulNT } = await import('../ops/matmul');
+  const held: Tensor[] = [];
+  const dev = (t: Tensor) => {
+    const d = t.to(backend);
+    held.push(d);
+    return d;
+  };
+  const kernels: (NativeOp & { release(): void })[] = [];
+  const cases: OverheadCase[] = [];
+  const validated: OverheadReport['validated'] = [];
+
+  // conv.forward: T tokens of one sequence, C channels, K = 4, bf16, vec/exact (one launch).
+  const { T, C, B } = shape;
+  const convIn = {
+    x: dev(Tensor.random([T, C], 'bf16', { seed: 1 })),
+    weight: dev(Tensor.random([C, 4], 'bf16', { seed: 2, scale: 0.5 })),
+    queryStartLoc: dev(Tensor.from([0, T], [2], 'i32')),
+    convState: dev(Tensor.random([1, C, 3], 'f32', { seed: 3 })),
+  };
+  const convOpts = { arm: 'vec' as const, mapping: 'exact' as const, outDtype: 'bf16' as const, backend };
+  {
+    const ref = conv.forwardSync(convIn, { ...convOpts, arm: 'scalar', mapping: 'sequence' });
+    const got = conv.forwardSync(convIn, convOpts);
+    validated.push({ op: `conv vec T=${T} C=${C}`, mismatches: mismatching(got.out.bits(), ref.out.bits()) + mismatching(got.convState.bits(), ref.convState.bits()), elements: T * C + C * 3 });
+    ref.release();
+    got.release();
+  }
+  const convKernel = conv.prepareTimed(convIn, convOpts);
+  kernels.push(convKernel);
+  cases.push({
+    op: `conv.forward vec/exact T=${T} C=${C} bf16`,
+    variant: 'forwardSync, fresh outputs',
+    kernel: convKernel,
+    call: () => conv.forwardSync(convIn, convOpts).release(),
+  });
+  const convOut = { out: dev(Tensor.empty([T, C], 'bf16', { backend })), convState: dev(Tensor.empty([1, C, 3], 'f32', { backend })) };
+  cases.push({
+    op: `conv.forward vec/exact T=${T} C=${C} bf16`,
+    variant: 'forwardSync, out buffers reused',
+    kernel: convKernel,
+    call: () => conv.forwardSync(convIn, { ...convOpts, out: convOut }).release(),
+  });
+  cases.push({
+    op: `conv.forward vec/exact T=${T} C=${C} bf16`,
+    variant: 'await forward, out buffers reused',
+    kernel: convKernel,
+    call: async () => (await conv.forward(convIn, { ...convOpts, out: convOut })).release(),
+    note: 'koffi async: a worker-thread round trip',
+  });
+
+  // conv.update: B sequences, C channels, K = 4, bf16 x, f32 state pool, reg arm.
+  const slotOf = Array.from({ length: B }, (_, i) => (i * 5 + 3) % shape.slots);
+  const updIn = {
+    x: dev(Tensor.random([B, C], 'bf16', { seed: 4 })),
+    weight: convIn.weight,
+    state: dev(Tensor.random([shape.slots, C, 3], 'f32', { seed: 5 })),
+    stateIndices: dev(Tensor.from(slotOf, [B], 'i32')),
+  };
+  {
+    const ref = await conv.update(updIn, { arm: 'reference', outDtype: 'bf16', backend });
+    const got = await conv.update(updIn, { arm: 'reg', outDtype: 'bf16', backend });
+    validated.push({ op: `conv update reg B=${B} C=${C}`, mismatches: mismatching(got.out.bits(), ref.out.bits()) + mismatching(got.state.bits(), ref.state.bits()), elements: B * C + shape.slots * C * 3 });
+    ref.release();
+    got.release();
+  }
+  const updOpts = { arm: 'reg' as const, outDtype: 'bf16' as const, backend };
+  const updKernel = conv.prepareTimedUpdate(updIn, { ...updOpts, inPlace: true });
+  kernels.push(updKernel);
+  const updOut = { out: dev(Tensor.empty([B, C], 'bf16', { backend })) };
+  cases.push({
+    op: `conv.update reg B=${B} C=${C} bf16, ${shape.slots}-slot pool`,
+    variant: 'updateSync, fresh outputs (pool copied)',
+    kernel: updKernel,
+    call: () => conv.updateSync(updIn, updOpts).release(),
+    note: `copies the ${((shape.slots * C * 12) / 2 ** 20).toFixed(2)} MiB pool (the op does not modify its input)`,
+  });
+  cases.push({
+    op: `conv.update reg B=${B} C=${C} bf16, ${shape.slots}-slot pool`,
+    variant: 'updateSync inPlace, out buffer reused',
+    kernel: updKernel,
+    call: () => conv.updateSync(updIn, { ...updOpts, inPlace: true, out: updOut }).release(),
+  });
+
+  // post-conv: T tokens, Hk/Hv heads of Dk = Dv = 128 (model: Qwen3.5-4B's 16/32), bf16, token-tile.
+  const dims = { Hk: shape.Hk, Hv: shape.Hv, Dk: 128, Dv: 128 };
+  const pcC = 2 * dims.Hk * dims.Dk + dims.Hv * dims.Dv;
+  const packed = dev(Tensor.random([T, 2 * dims.Hv], 'bf16', { seed: 6 }));
+  const pcIn = {
+    convOut: dev(Tensor.random([T, pcC], 'bf16', { seed: 7 })),
+    b: packed.sliceCols(0, dims.Hv),
+    a: packed.sliceCols(dims.Hv, dims.Hv),
+    ALog: dev(Tensor.random([dims.Hv], 'f32', { seed: 8 })),
+    dtBias: dev(Tensor.random([dims.Hv], 'f32', { seed: 9 })),
+  };
+  const pcOpts = { ...dims, arm: 'token-tile' as const, qkvDtype: 'bf16' as const, backend };
+  {
+    const ref = await postconv.forward(pcIn, { ...pcOpts, arm: 'tree' });
+    const got = await postconv.forward(pcIn, pcOpts);
+    const names = ['q', 'k', 'v', 'g', 'beta'] as const;
+    validated.push({ op: `post-conv token-tile T=${T}`, mismatches: names.reduce((n, k) => n + mismatching(got[k].bits(), ref[k].bits()), 0), elements: names.reduce((n, k) => n + got[k].numel, 0) });
+    ref.release();
+    got.release();
+  }
+  const pcKernel = postconv.prepareTimed(pcIn, pcOpts);
+  kernels.push(pcKernel);
+  const pcOut = {
+    q: dev(Tensor.empty([T, dims.Hk, dims.Dk], 'bf16', { backend })),
+    k: dev(Tensor.empty([T, dims.Hk, dims.Dk], 'bf16', { backend })),
+    v: dev(Tensor.empty([T, dims.Hv, dims.Dv], 'bf16', { backend })),
+    g: dev(Tensor.empty([T, dims.Hv], 'f32', { backend })),
+    beta: dev(Tensor.empty([T, dims.Hv], 'f32', { backend })),
+  };
+  cases.push({
+    op: `postconv.forward token-tile T=${T} Hk=${dims.Hk} Hv=${dims.Hv} bf16`,
+    variant: 'forwardSync, fresh outputs',
+    kernel: pcKernel,
+    call: () => postconv.forwardSync(pcIn, pcOpts).release(),
+  });
+  cases.push({
+    op: `postconv.forward token-tile T=${T} Hk=${dims.Hk} Hv=${dims.Hv} bf16`,
+    variant: 'forwardSync, out buffers reused',
+    kernel: pcKernel,
+    call: () => postconv.forwardSync(pcIn, { ...pcOpts, out: pcOut }).release(),
+  });
+
+  // matmul: [M, Kd] · [N, Kd]ᵀ, bf16 in, f32 out (wall time only: gdn_time_ops has no matmul op).
+  const { M, N, Kd } = shape;
+  const ma = dev(Tensor.random([M, Kd], 'bf16', { seed: 10 }));
+  const mb = dev(Tensor.random([N, Kd], 'bf16', { seed: 11 }));
+  const mOut = { out: dev(Tensor.empty([M, N], 'f32', { backend })) };
+  cases.push({
+    op: `matmulNT [${M}, ${Kd}] · [${N}, ${Kd}]ᵀ bf16`,
+    variant: 'sync, fresh output',
+    kernel: null,
+    call: () => matmulNT(ma, mb, { backend }).release(),
+    note: 'no native time (gdn_time_ops has no matmul op)',
+  });
+  cases.push({
+    op: `matmulNT [${M}, ${Kd}] · [${N}, ${Kd}]ᵀ bf16`,
+    variant: 'sync, out buffer reused',
+    kernel: null,
+    call: () => {
+      matmulNT(ma, mb, { backend, out: mOut });
+    },
+    note: 'no native time (gdn_time_ops has no matmul op)',
+  });
+
+  return {
+    cases,
+    validated,
+    release() {
+      for (const k of kernels) k.release();
+      for (const t of held) t.release();
+    },
+  };
+}

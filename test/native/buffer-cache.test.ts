@@ -1,0 +1,129 @@
+// The caching allocator behind gdn_buffer_alloc/free (cuda/src/common/buffer_cache.h): reuse without
+// new segments, splitting and merging, trim, the live-buffer registry still exact, freed addresses
+// refused, and a released tensor never validating through an address a new buffer reuses.
+
+import { strict as assert } from 'assert';
+import { Backend, GdnError } from '../../lib/backend';
+import { Tensor } from '../../lib/tensor';
+import * as conv from '../../lib/ops/conv';
+import { forEachBackend } from '../backends';
+
+forEachBackend((backendOf) => {
+  describe('buffer cache', () => {
+    let b: Backend;
+    before(() => {
+      b = backendOf();
+    });
+
+    it('hands a freed block out again without taking a new segment', () => {
+      const first = b.alloc(4 << 20);
+      b.free(first);
+      const before = b.cacheStats();
+      for (let i = 0; i < 100; i++) {
+        const a = b.alloc(4 << 20);
+        assert.equal(a, first, 'the same block comes back');
+        b.free(a);
+      }
+      const after = b.cacheStats();
+      assert.equal(after.segmentMaps, before.segmentMaps, 'no segment was taken in 100 cycles');
+      assert.equal(after.allocCalls - before.allocCalls, 100);
+    });
+
+    it('keeps gdn_buffer_stats exact: cached blocks are not live', () => {
+      const base = b.stats();
+      const addrs = [100, 5000, 3 << 20, 12 << 20].map((n) => b.alloc(n));
+      const mid = b.stats();
+      assert.equal(mid.liveBuffers - base.liveBuffers, 4);
+      assert.equal(mid.liveBytes - base.liveBytes, 100 + 5000 + (3 << 20) + (12 << 20), 'live bytes are the requested sizes');
+      for (const a of addrs) b.free(a);
+      assert.deepEqual(b.stats(), base);
+    });
+
+    it('every block is 256-byte aligned and distinct blocks do not overlap', () => {
+      const sizes = [1, 255, 256, 257, 511, 512, 513, 4096, 65537, 1 << 20, (1 << 20) + 1, 3 << 20, 11 << 20];
+      const got = sizes.map((n) => ({ n, a: b.alloc(n) }));
+      try {
+        for (const { a } of got) assert.equal(a % 256, 0, `0x${a.toString(16)} is 256-byte aligned`);
+        const sorted = [...got].sort((x, y) => x.a - y.a);
+        for (let i = 1; i < sorted.length; i++) assert.ok(sorted[i - 1].a + sorted[i - 1].n <= sorted[i].a, 'no overlap');
+        // Every byte of every block is usable: write a distinct pattern into each, read all back.
+        for (const [i, { a, n }] of got.entries()) b.fillU32(a, 0x01010101 * (i + 1), Math.floor(n / 4) * 4);
+        for (const [i, { a, n }] of got.entries()) {
+          const words = Math.floor(n / 4);
+          if (words === 0) continue;
+          const back = new Uint8Array(words * 4);
+          b.download(back, a);
+          assert.ok(new Uint32Array(back.buffer).every((w) => w === (0x01010101 * (i + 1)) >>> 0), `block ${i} kept its pattern`);
+        }
+      } finally {
+        for (const { a } of got) b.free(a);
+      }
+    });
+
+    it('merges freed neighbours back, so a segment can be given back whole', () => {
+      b.trim();
+      const base = b.cacheStats(); // partly used segments (other tests' live buffers) keep their free blocks
+      // ~9 MiB of small blocks: more than the free space any partly used 2 MiB segment can offer.
+      const small = Array.from({ length: 600 }, (_, i) => b.alloc(4096 * (1 + (i % 7))));
+      assert.ok(b.cacheStats().segments > base.segments, 'new segments were taken');
+      // Free in an interleaved order: evens first, then odds (every free of an odd one merges both sides).
+      for (let i = 0; i < small.length; i += 2) b.free(small[i]);
+      for (let i = 1; i < small.length; i += 2) b.free(small[i]);
+      const s = b.cacheStats();
+      assert.equal(s.freeBlocks, s.segments - base.segments + base.freeBlocks, 'one free block per new segment');
+      assert.ok(b.trim() > 0, 'the segment went back');
+      assert.equal(b.cacheStats().reservedBytes, base.reservedBytes);
+    });
+
+    it('trim returns unused segments and keeps live ones', () => {
+      const keep = b.alloc(2 << 20);
+      const drop = b.alloc(24 << 20);
+      b.free(drop);
+      const before = b.cacheStats();
+      const released = b.trim();
+      const after = b.cacheStats();
+      assert.ok(released >= 24 << 20, `trim returned ${released} bytes`);
+      assert.equal(before.reservedBytes - after.reservedBytes, released);
+      assert.equal(after.segmentUnmaps - before.segmentUnmaps >= 1, true);
+      // The live block still works.
+      b.fillU32(keep, 0xabcdef01, 2 << 20);
+      const back = new Uint8Array(8);
+      b.download(back, keep + (1 << 20));
+      assert.deepEqual(Array.from(new Uint32Array(back.buffer)), [0xabcdef01, 0xabcdef01]);
+      b.free(keep);
+      b.trim();
+    });
+
+    it('a freed address is no longer a valid argument, and freeing it twice is an error', () => {
+      const a = b.alloc(4096);
+      const other = b.alloc(4096);
+      b.free(a);
+      assert.throws(() => b.copy(other, a, 64), (e: unknown) => e instanceof GdnError && /src: 0x[0-9a-f]+ is not inside a live buffer/.test(e.message));
+      assert.throws(() => b.free(a), (e: unknown) => e instanceof GdnError && /buffer: 0x[0-9a-f]+ is not the start of a live buffer/.test(e.message));
+      b.free(other);
+    });
+
+    it('a released tensor is refused even when a new buffer reuses its address', () => {
+      const T = 8;
+      const C = 64;
+      const mk = () => ({
+        x: Tensor.random([T, C], 'f32', { seed: 5 }).to(b),
+        weight: Tensor.random([C, 4], 'f32', { seed: 6 }).to(b),
+        queryStartLoc: [0, T],
+        convState: Tensor.zeros([1, C, 3], 'f32'),
+      });
+      const stale = mk();
+      const addr = stale.x.addr;
+      stale.x.release();
+      const fresh = Tensor.random([T, C], 'f32', { seed: 7 }).to(b);
+      assert.equal(fresh.addr, addr, 'the cache handed the same block to the new tensor');
+      assert.throws(() => conv.forwardSync(stale, { backend: b }), /x: tensor \[8, 64\] f32 was released/);
+      // The new owner's data is what it wrote.
+      assert.deepEqual(Array.from(fresh.bits()), Array.from(Tensor.random([T, C], 'f32', { seed: 7 }).bits()));
+      const r = conv.forwardSync({ ...stale, x: fresh }, { backend: b });
+      r.release();
+      fresh.release();
+      stale.weight.release();
+    });
+  });
+});
