@@ -43,7 +43,8 @@ typedef enum gdn_status {
   GDN_ERR_NO_DEVICE = 4,        /* the CUDA backend was asked for and no usable GPU exists */
   GDN_ERR_DEVICE = 5,           /* the CUDA runtime reported an error; the message holds its text */
   GDN_ERR_INVALID_BUFFER = 6,   /* an address is not inside a live buffer of this backend (freed, foreign, too short) */
-  GDN_ERR_INTERNAL = 7
+  GDN_ERR_INTERNAL = 7,
+  GDN_ERR_ARM_FAULT = 8         /* a user arm faulted in its worker (bounds, signal, CUDA error, time limit); the message names it */
 } gdn_status;
 
 /* ---------------------------------------------------------------- enums */
@@ -322,5 +323,7 @@ GDN_API gdn_status gdn_time_ops(gdn_backend* backend, const gdn_op* ops, int32_t
 #ifdef __cplusplus
 }
 #endif
+
+#include "gdn_user.h" /* arms defined at run time */
 
 #endif /* GDN_H */

@@ -8,6 +8,7 @@ import { Rng } from '../random';
 import { forwardSync, ConvArm, ConvMapping, ConvMutant, CONV_ARMS, ConvResult, Schedule } from '../ops/conv';
 import { convReference, maxError, CONV_TOLERANCE } from '../reference/conv';
 import { countBitMismatches } from './bits';
+import { userArms } from '../arms/registry';
 
 export interface ConvCase {
   name: string;
@@ -93,6 +94,10 @@ export function allArmMappings(): ArmMapping[] {
   const list: ArmMapping[] = [{ arm: 'tiled', mapping: 'sequence' }];
   for (const arm of CONV_ARMS.filter((a) => a !== 'scalar' && a !== 'tiled')) {
     for (const mapping of ['exact', 'sequence'] as const) list.push({ arm, mapping });
+  }
+  // Arms defined in this process (docs/USER-ARMS.md), in every correct mapping they support.
+  for (const u of userArms('conv')) {
+    for (const mapping of ['exact', 'sequence'] as const) if (u.mappings.includes(mapping)) list.push({ arm: u.name, mapping });
   }
   return list;
 }

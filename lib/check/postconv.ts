@@ -10,6 +10,7 @@ import { PostconvArm, PostconvShape } from '../ops/postconv';
 import { postconvReference } from '../reference/postconv';
 import { maxError } from '../reference/conv';
 import { countBitMismatches } from './bits';
+import { userArms } from '../arms/registry';
 import type { Args } from '../cli';
 
 export interface PostconvCase extends PostconvShape {
@@ -106,7 +107,7 @@ export async function checkPostconv(opts: {
   onCase?: (done: number, total: number, name: string) => void;
 }): Promise<PostconvCheckReport> {
   const cases = opts.cases ?? postconvMatrix();
-  const arms = opts.arms ?? ['token-tile'];
+  const arms = opts.arms ?? ['token-tile', ...userArms('postconv').map((a) => a.name)];
   const results: PostconvCaseResult[] = [];
   const crossBackend: PostconvCheckReport['crossBackend'] = [];
   let done = 0;

@@ -175,6 +175,25 @@ export const OpT = koffi.struct('gdn_op', {
   copy: CopyArgsT,
 });
 
+/** gdn_user.h: an arm defined at run time (lib/arms). */
+export const UserArmDescT = koffi.struct('gdn_user_arm_desc', {
+  op: 'int32_t',
+  threads_per_block: 'int32_t',
+  channels_per_block: 'int32_t',
+  tokens_per_program: 'int32_t',
+  mappings: 'int32_t',
+  shared_bytes: 'int32_t',
+  cooperative: 'int32_t',
+  time_limit_ms: 'int32_t',
+  requires_d128: 'int32_t',
+  reserved0: 'int32_t',
+  name: 'const char*',
+  host_module: 'const char*',
+  host_fast_module: 'const char*',
+  cuda_module: 'const char*',
+  reserved: koffi.array('int32_t', 8),
+});
+
 const TimingConfigT = koffi.struct('gdn_timing_config', {
   rounds: 'int32_t',
   flush_l2: 'int32_t',
@@ -217,6 +236,11 @@ export interface PostconvArgs {
 export interface PostconvResultStruct { arm_ran: number; threads_per_block: number; grid_x: number; grid_y: number }
 export interface MatmulArgs { M: number; N: number; Kd: number; in_dtype: number; out_dtype: number; a: number; b: number; out: number }
 export interface CopyArgs { dst: number; src: number; bytes: number }
+export interface UserArmDesc {
+  op: number; threads_per_block: number; channels_per_block: number; tokens_per_program: number; mappings: number;
+  shared_bytes: number; cooperative: number; time_limit_ms: number; requires_d128: number; reserved0: number;
+  name: string; host_module: string | null; host_fast_module: string | null; cuda_module: string | null; reserved: number[];
+}
 
 export const OP_KIND = { conv: 1, conv_update: 2, postconv: 3, copy: 4 } as const;
 export type OpKind = keyof typeof OP_KIND;
@@ -249,6 +273,8 @@ export interface GdnLib {
   postconvForward: Fn;
   matmulNT: Fn;
   timeOps: Fn;
+  armRegister: Fn;
+  armUnregister: Fn;
 }
 
 let loaded: GdnLib | undefined;
@@ -313,6 +339,8 @@ function bind(lib: LibraryHandle, libPath: string): GdnLib {
     postconvForward: lib.func('gdn_postconv_forward', st, [gdn_backend_ptr, koffi.pointer(PostconvArgsT), koffi.out(koffi.pointer(PostconvResultT))]),
     matmulNT: lib.func('gdn_matmul_nt', st, [gdn_backend_ptr, koffi.pointer(MatmulArgsT)]),
     timeOps: lib.func('gdn_time_ops', st, [gdn_backend_ptr, 'void*', 'int32_t', koffi.pointer(TimingConfigT), 'float*']),
+    armRegister: lib.func('gdn_arm_register', st, [koffi.pointer(UserArmDescT), koffi.out(koffi.pointer('int32_t'))]),
+    armUnregister: lib.func('gdn_arm_unregister', st, ['int32_t', 'int32_t']),
   };
 }
 

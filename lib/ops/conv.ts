@@ -7,12 +7,15 @@ import { Backend } from '../backend';
 import { allocInt32, freeNative, ConvArgs, ConvUpdateArgs, LaunchContractStruct } from '../native/gdn';
 import { gdnLib } from '../native/gdn';
 import type { NativeOp } from '../backend';
+import { armCode, armName, userArm } from '../arms/registry';
+import { defineConvArm, ConvArmSpec, DefinedArm } from '../arms/define';
 import {
   DTYPE_CODE, Staging, backendOf, expectChoice, expectContiguous, expectDType, expectInt, expectShape, expectTensor,
 } from './common';
 
 export const CONV_ARMS = ['scalar', 'tiled', 'reg', 'reg-k4', 'reg-k4x2', 'vec'] as const;
-export type ConvArm = (typeof CONV_ARMS)[number];
+/** A built-in arm's name, or the name of an arm defined with defineArm (docs/USER-ARMS.md). */
+export type ConvArm = (typeof CONV_ARMS)[number] | (string & {});
 export const CONV_MAPPINGS = ['exact', 'exact-racy', 'sequence'] as const;
 export type ConvMapping = (typeof CONV_MAPPINGS)[number];
 export const CONV_MUTANTS = ['taps-reversed', 'state-from-output', 'no-tail-guard', 'chunk-off-by-one'] as const;
@@ -91,7 +94,7 @@ export interface ConvResult {
 
 function contractFrom(s: LaunchContractStruct): LaunchContract {
   return {
-    arm: CONV_ARMS[s.arm_ran],
+    arm: armName('conv', s.arm_ran, CONV_ARMS),
     mapping: CONV_MAPPINGS[s.mapping_ran],
     threadsPerBlock: s.threads_per_block,
     channelsPerBlock: s.channels_per_block,
@@ -114,7 +117,7 @@ export function launchContract(
   K: number,
   queryStartLoc: readonly number[] | Int32Array,
 ): LaunchContract & { programList: [number, number][] } {
-  expectChoice(arm, 'arm', CONV_ARMS);
+  const armId = armCode('conv', arm, CONV_ARMS);
   expectChoice(mapping, 'mapping', CONV_MAPPINGS);
   expectInt(C, 'C', 1);
   expectInt(K, 'K', 2, MAX_K);
@@ -125,7 +128,7 @@ export function launchContract(
   const capacity = Math.max(1, Math.ceil(Math.max(total, 0) / CHUNK) + qsl.length);
   const programs = new Int32Array(2 * capacity);
   const out: LaunchContractStruct[] = [{} as LaunchContractStruct];
-  const st = lib.convLaunchContract(CONV_ARMS.indexOf(arm), CONV_MAPPINGS.indexOf(mapping), C, K, qsl, qsl.length - 1, out, programs, capacity) as number;
+  const st = lib.convLaunchContract(armId, CONV_MAPPINGS.indexOf(mapping), C, K, qsl, qsl.length - 1, out, programs, capacity) as number;
   if (st !== 0) throw new Error(`launchContract: ${lib.lastError() as string}`);
   const c = contractFrom(out[0]);
   const programList: [number, number][] = [];
@@ -192,7 +195,8 @@ function checkTaps(inputs: { weight: Tensor; bias?: Tensor | null }, x: Tensor, 
 
 function prepare(inputs: ConvInputs, opts: ConvOptions): PreparedConv {
   if (!inputs || typeof inputs !== 'object') throw new TypeError(`inputs: expected { x, weight, queryStartLoc, convState, … }, got ${describe(inputs)}`);
-  const arm = expectChoice(opts.arm ?? 'scalar', 'arm', CONV_ARMS);
+  const arm = opts.arm ?? 'scalar';
+  const armId = armCode('conv', arm, CONV_ARMS);
   const mapping = expectChoice(opts.mapping ?? 'exact', 'mapping', CONV_MAPPINGS);
   const outDtype = expectChoice(opts.outDtype ?? 'f32', 'outDtype', ['f32', 'bf16'] as const);
   const mutant = opts.mutant == null ? null : expectChoice(opts.mutant, 'mutant', CONV_MUTANTS);
@@ -254,7 +258,7 @@ function prepare(inputs: ConvInputs, opts: ConvOptions): PreparedConv {
       has_initial_state: dh ? dh.addr : 0,
       conv_state: dstate.addr,
       out: out.addr,
-      arm: CONV_ARMS.indexOf(arm),
+      arm: armId,
       mapping: CONV_MAPPINGS.indexOf(mapping),
       mutant: mutant ? CONV_MUTANTS.indexOf(mutant) + 1 : 0,
       widen_cycles: widen,
@@ -327,6 +331,7 @@ export function forwardSync(inputs: ConvInputs, opts: ConvOptions = {}): ConvRes
  */
 export function prepareTimed(inputs: ConvInputs, opts: ConvOptions = {}, label?: string): NativeOp & { release(): void } {
   if (opts.schedule !== undefined && opts.schedule !== 'forward') throw new Error('schedule: timing runs blocks in their natural order');
+  if (opts.arm !== undefined) userArm('conv', opts.arm)?.prepareTiming();
   const p = prepare(inputs, opts);
   const kept = p.staging;
   return {
@@ -449,3 +454,13 @@ export async function update(inputs: ConvUpdateInputs, opts: ConvUpdateOptions =
   }
 }
 
+
+// ------------------------------------------------------------------------------------------ user arms
+
+/**
+ * Defines (or replaces) a conv arm from a cell: a per-thread body compiled for the host (and CUDA when
+ * that is the active backend), usable as `arm: name` everywhere. See docs/USER-ARMS.md.
+ */
+export function defineArm(spec: ConvArmSpec, opts: { backend?: Backend } = {}): DefinedArm {
+  return defineConvArm(spec, CONV_ARMS, opts);
+}

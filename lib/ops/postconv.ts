@@ -4,11 +4,13 @@
 import { Tensor } from '../tensor';
 import { Backend, NativeOp } from '../backend';
 import { PostconvArgs, PostconvResultStruct } from '../native/gdn';
+import { armCode, armName, userArm } from '../arms/registry';
+import { definePostconvArm, PostconvArmSpec, DefinedArm } from '../arms/define';
 import { DTYPE_CODE, Staging, backendOf, expectChoice, expectContiguous, expectDType, expectInt, expectShape, expectTensor } from './common';
 
 export const POSTCONV_ARMS = ['tree', 'token-tile', 'seq4'] as const;
 /** `seq4` is a PLANTED MUTANT (the sequential fold): it exists so checks can prove they catch it. */
-export type PostconvArm = (typeof POSTCONV_ARMS)[number];
+export type PostconvArm = (typeof POSTCONV_ARMS)[number] | (string & {});
 
 export interface PostconvInputs {
   /** [T, C] contiguous, f32 or bf16, C = 2·Hk·Dk + Hv·Dv, channels [q heads | k heads | v heads]. */
@@ -60,7 +62,8 @@ interface Prepared {
 }
 
 function prepare(inputs: PostconvInputs, opts: PostconvOptions): Prepared {
-  const arm = expectChoice(opts.arm ?? 'tree', 'arm', POSTCONV_ARMS);
+  const arm = opts.arm ?? 'tree';
+  const armId = armCode('postconv', arm, POSTCONV_ARMS);
   const qkvDtype = expectChoice(opts.qkvDtype ?? 'f32', 'qkvDtype', ['f32', 'bf16'] as const);
   const Hk = expectInt(opts.Hk, 'Hk', 1);
   const Hv = expectInt(opts.Hv, 'Hv', 1);
@@ -103,7 +106,7 @@ function prepare(inputs: PostconvInputs, opts: PostconvOptions): Prepared {
     const args: PostconvArgs = {
       T, Hk, Hv, Dk, Dv,
       conv_dtype: DTYPE_CODE[conv.dtype], gate_dtype: DTYPE_CODE[a.dtype], qkv_dtype: DTYPE_CODE[qkvDtype],
-      arm: POSTCONV_ARMS.indexOf(arm),
+      arm: armId,
       a_row_stride: a.rowStride,
       b_row_stride: b.rowStride,
       conv_out: staging.input(conv).addr,
@@ -134,7 +137,7 @@ export async function forward(inputs: PostconvInputs, opts: PostconvOptions): Pr
     p.staging.release();
   }
   const [q, k, v, g, beta] = p.outputs;
-  const ran = POSTCONV_ARMS[result[0].arm_ran];
+  const ran = armName('postconv', result[0].arm_ran, POSTCONV_ARMS);
   return {
     q, k, v, g, beta,
     requested: p.arm,
@@ -149,6 +152,7 @@ export async function forward(inputs: PostconvInputs, opts: PostconvOptions): Pr
 
 /** A post-conv launch ready for the native timing loop (inputs staged once). */
 export function prepareTimed(inputs: PostconvInputs, opts: PostconvOptions, label?: string): NativeOp & { release(): void } {
+  if (opts.arm !== undefined) userArm('postconv', opts.arm)?.prepareTiming();
   const p = prepare(inputs, opts);
   return {
     kind: 'postconv',
@@ -165,4 +169,9 @@ export function prepareTimed(inputs: PostconvInputs, opts: PostconvOptions, labe
 export function postconvBytes(T: number, s: PostconvShape, convBytes: number, gateBytes: number, qkvBytes: number): number {
   const C = 2 * s.Hk * s.Dk + s.Hv * s.Dv;
   return T * (C * convBytes + 2 * s.Hv * gateBytes + C * qkvBytes + 2 * s.Hv * 4);
+}
+
+/** Defines (or replaces) a post-conv arm from a cell (docs/USER-ARMS.md). */
+export function defineArm(spec: PostconvArmSpec, opts: { backend?: Backend } = {}): DefinedArm {
+  return definePostconvArm(spec, POSTCONV_ARMS, opts);
 }

@@ -3,6 +3,7 @@
 // throws across the ABI: allocation failures become GDN_ERR_OUT_OF_MEMORY, anything else unexpected
 // GDN_ERR_INTERNAL.
 #include "common/backend_ops.h"
+#include "user/user_arms.h"  // arms defined at run time: run in the isolation worker
 
 #include <cinttypes>
 #include <cstring>
@@ -89,6 +90,7 @@ gdn_status synchronize_backend(gdn_backend* b) {
 }
 
 gdn_status run_conv(gdn_backend* b, ConvPlan& plan) {
+  if (user::is_user(GDN_OP_CONV, plan.contract.arm_ran)) return user::run_conv(b, plan);
 #if GDN_HAVE_CUDA
   if (backend_is_cuda(b)) {
     gdn_status st = cuda::conv_prepare(b, &plan);
@@ -392,6 +394,8 @@ GDN_API gdn_status gdn_conv_forward(gdn_backend* b, const gdn_conv_args* args, g
   return backend_call(b, "gdn_conv_forward", [&]() -> gdn_status {
     ConvPlan plan;
     gdn_status st = conv_plan(b, args, &plan);
+    if (st == GDN_OK && !user::in_worker() && user::is_user(GDN_OP_CONV, plan.contract.arm_ran))
+      return user::isolated_conv_forward(b, args, contract);
     if (st == GDN_OK) st = run_conv(b, plan);
     if (st == GDN_OK && contract != nullptr) *contract = plan.contract;
     return st;
@@ -422,6 +426,12 @@ GDN_API gdn_status gdn_postconv_forward(gdn_backend* b, const gdn_postconv_args*
     std::memset(&plan, 0, sizeof plan);
     gdn_status st = postconv_plan(b, args, &plan);
     if (st != GDN_OK) return st;
+    if (user::is_user(GDN_OP_POSTCONV, plan.arm_ran)) {
+      if (!user::in_worker()) return user::isolated_postconv_forward(b, args, result);
+      st = user::run_postconv(b, args, &plan);
+      if (st == GDN_OK && result != nullptr) *result = plan;
+      return st;
+    }
 #if GDN_HAVE_CUDA
     if (backend_is_cuda(b)) {
       st = postconv_launch_cuda(b, args, &plan);
@@ -470,6 +480,7 @@ GDN_API gdn_status gdn_time_ops(gdn_backend* b, const gdn_op* ops, int32_t n_ops
       const gdn_status st = plan_op(b, ops[i], i, &planned[(size_t)i]);
       if (st != GDN_OK) return st;
     }
+    if (!user::in_worker() && user::any_user_op(planned)) return user::isolated_time_ops(b, ops, n_ops, cfg, samples_us);
 #if GDN_HAVE_CUDA
     if (backend_is_cuda(b)) return cuda::time_ops(b, planned, *cfg, samples_us);
 #endif

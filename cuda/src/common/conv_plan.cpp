@@ -3,6 +3,7 @@
 #include "common/conv_plan.h"
 
 #include "common/backend.h"
+#include "user/user_arms.h"
 
 #include <algorithm>
 #include <cinttypes>
@@ -51,7 +52,8 @@ gdn_status check_qsl(gdn_backend* b, const int32_t* qsl, int32_t n, int64_t T, c
 // ----------------------------------------------------------------- launch contract
 gdn_status conv_contract(gdn_backend* b, int32_t arm, int32_t mapping, int64_t C, int64_t K, const int32_t* qsl,
                          int32_t num_seqs, bool vec_ok, gdn_launch_contract* ct, std::vector<int32_t>* programs) {
-  if (arm < 0 || arm >= GDN_CONV_ARM_COUNT)
+  const bool user_arm = user::is_user(GDN_OP_CONV, arm);
+  if (!user_arm && (arm < 0 || arm >= GDN_CONV_ARM_COUNT))
     return fail(b, GDN_ERR_INVALID_ARGUMENT,
                 "arm: must be a gdn_conv_arm (0 scalar, 1 tiled, 2 reg, 3 reg-k4, 4 reg-k4x2, 5 vec), got %d", (int)arm);
   if (mapping < 0 || mapping >= GDN_MAP_COUNT)
@@ -65,6 +67,7 @@ gdn_status conv_contract(gdn_backend* b, int32_t arm, int32_t mapping, int64_t C
   if (qsl == nullptr) return fail(b, GDN_ERR_INVALID_ARGUMENT, "query_start_loc: is null");
   gdn_status st = check_qsl(b, qsl, num_seqs, -1, "query_start_loc");
   if (st != GDN_OK) return st;
+  if (user_arm) return user::conv_contract(b, arm, mapping, C, qsl, num_seqs, ct, programs);
 
   int32_t arm_ran = arm;
   if ((arm == GDN_CONV_REG_K4 || arm == GDN_CONV_REG_K4X2) && K != 4) arm_ran = GDN_CONV_REG;
@@ -175,7 +178,7 @@ gdn_status build_schedule(gdn_backend* b, const gdn_schedule& sc, int64_t blocks
 gdn_status conv_plan(gdn_backend* b, const gdn_conv_args* a, ConvPlan* plan) {
   if (a == nullptr) return fail(b, GDN_ERR_INVALID_ARGUMENT, "args: is null");
   const bool cuda = backend_is_cuda(b);
-  if (a->arm < 0 || a->arm >= GDN_CONV_ARM_COUNT)
+  if (!user::is_user(GDN_OP_CONV, a->arm) && (a->arm < 0 || a->arm >= GDN_CONV_ARM_COUNT))
     return fail(b, GDN_ERR_INVALID_ARGUMENT,
                 "args.arm: must be a gdn_conv_arm (0 scalar, 1 tiled, 2 reg, 3 reg-k4, 4 reg-k4x2, 5 vec), got %d",
                 (int)a->arm);

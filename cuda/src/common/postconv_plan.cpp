@@ -5,6 +5,7 @@
 // grid. Both backends launch exactly this plan, so the host replays the GPU's index space.
 #include "common/internal.h"
 #include "common/postconv_kernels.h"
+#include "user/user_arms.h"
 
 #include <cinttypes>
 #include <cstdint>
@@ -54,7 +55,8 @@ gdn_status postconv_plan(gdn_backend* backend, const gdn_postconv_args* args, gd
   const gdn_postconv_args& a = *args;
 
   // ---- arm, sizes
-  if (a.arm < 0 || a.arm >= GDN_POSTCONV_ARM_COUNT)
+  const bool user_arm = user::is_user(GDN_OP_POSTCONV, a.arm);
+  if (!user_arm && (a.arm < 0 || a.arm >= GDN_POSTCONV_ARM_COUNT))
     return fail(backend, GDN_ERR_INVALID_ARGUMENT,
                 "args.arm: expected a gdn_postconv_arm (0 tree, 1 token-tile, 2 seq4), got %" PRId32, a.arm);
   if (a.T < 0) return fail(backend, GDN_ERR_INVALID_ARGUMENT, "args.T: expected >= 0 tokens, got %" PRId64, a.T);
@@ -162,6 +164,7 @@ gdn_status postconv_plan(gdn_backend* backend, const gdn_postconv_args* args, gd
   }
 
   // ---- the plan
+  if (user_arm) return user::postconv_result(backend, a, result);
   const bool tile_fits = a.Dk == postconv::kTileD && a.Dv == postconv::kTileD;
   int32_t arm_ran = a.arm;
   if ((a.arm == GDN_POSTCONV_TOKEN_TILE || a.arm == GDN_POSTCONV_SEQ4) && !tile_fits) arm_ran = GDN_POSTCONV_TREE;
