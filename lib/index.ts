@@ -8,6 +8,8 @@ export { Backend, BackendKind, DeviceInfo, NativeOp, GdnError, activeBackend, us
 export { revision } from './provenance';
 export * as conv from './ops/conv';
 export * as postconv from './ops/postconv';
+export * as arms from './arms/index';
+export { ArmCompileError, DefinedArm } from './arms/index';
 export { launchContract, ConvArm, ConvMapping, ConvMutant, Schedule, CONV_ARMS, CONV_MAPPINGS, CONV_MUTANTS } from './ops/conv';
 export { POSTCONV_ARMS, PostconvArm } from './ops/postconv';
 export { matmulNT } from './ops/matmul';

@@ -13,7 +13,7 @@ import * as path from 'path';
 import { gdnLib, projectRoot } from '../native/gdn';
 
 export type ArmOp = 'conv' | 'postconv';
-export type ModuleTarget = 'host' | 'host-fast' | 'cuda';
+export type ModuleTarget = 'host' | 'host-fast' | 'cuda' | 'ptx';
 
 /** What CMake recorded next to libgdn (gdn_user_build.json): how libgdn itself was compiled. */
 export interface BuildRecipe {
@@ -149,7 +149,8 @@ function cachedVersion(tool: string): string {
 /** Compiles (or finds in the cache) the module of one arm for one target. */
 export function compileModule(req: CompileRequest): CompiledModule {
   const r = buildRecipe();
-  const cuda = req.target === 'cuda';
+  const ptx = req.target === 'ptx';
+  const cuda = req.target === 'cuda' || ptx;
   const tool = cuda ? r.nvcc : r.cxx;
   if (!tool) throw new Error(`arm '${req.name}': no nvcc to compile for CUDA (not recorded in ${r.file} and not on PATH)`);
   if (cuda && !/^\d{2,3}$/.test(req.sm ?? '')) throw new RangeError(`sm: expected a compute capability such as '90', got ${String(req.sm)}`);
@@ -157,14 +158,17 @@ export function compileModule(req: CompileRequest): CompiledModule {
   if (req.target === 'host') defines.GDN_USER_CHECKED = 1;
   const defineArgs = Object.entries(defines).map(([k, v]) => `-D${k}=${v}`);
   const includes = includeDirs().map((d) => `-I${d}`);
-  const flags = cuda ? [...r.nvccFlags, '-cubin', `-arch=sm_${req.sm}`, '-Xptxas', '-v', '-x', 'cu'] : [...r.cxxFlags, '-x', 'c++'];
+  const flags = ptx
+    ? [...r.nvccFlags, '-ptx', `-arch=sm_${req.sm}`, '-x', 'cu']
+    : cuda ? [...r.nvccFlags, '-cubin', `-arch=sm_${req.sm}`, '-Xptxas', '-v', '-x', 'cu'] : [...r.cxxFlags, '-x', 'c++'];
+  const ext = ptx ? '.ptx' : cuda ? '.cubin' : '.so';
   const text = moduleText(req);
   const key = createHash('sha256')
     .update(JSON.stringify({ text, defines, flags, tool, version: cachedVersion(tool), build: r.buildInfo, dialect: dialectHash(), target: req.target }))
     .digest('hex')
     .slice(0, 32);
   const dir = cacheDir();
-  const file = path.join(dir, `${req.op}-${key}${cuda ? '.cubin' : '.so'}`);
+  const file = path.join(dir, `${req.op}-${key}${ext}`);
   const logFile = `${file}.log`;
   const command = [tool, ...flags, ...defineArgs, ...includes, '<module>', '-o', file].join(' ');
   if (fs.existsSync(file)) {
@@ -197,5 +201,5 @@ function tidyDiagnostics(out: string, src: string, err?: Error): string {
   // The body's own messages first: they carry its line numbers.
   const mine = lines.filter((l) => /arm:[^:(]+[:(]\d+|static assertion|static_assert/.test(l));
   const rest = lines.filter((l) => !mine.includes(l));
-  return [...mine, ...rest].slice(0, 60).join('\n');
+  return [...new Set([...mine, ...rest])].slice(0, 40).join('\n');
 }

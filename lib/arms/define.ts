@@ -6,7 +6,7 @@
 
 import { Backend, activeBackend, GdnError } from '../backend';
 import { gdnLib, UserArmDesc } from '../native/gdn';
-import { ArmOp, CompiledModule, compileModule } from './compile';
+import { ArmOp, CompiledModule, compileModule, ModuleTarget } from './compile';
 import { registerArm, userArm } from './registry';
 
 const MAPPINGS = ['exact', 'exact-racy', 'sequence'] as const;
@@ -51,7 +51,7 @@ export interface PostconvArmSpec extends CommonSpec {
 
 /** How one module of the arm was obtained. */
 export interface ModuleInfo {
-  target: 'host' | 'host-fast' | 'cuda';
+  target: ModuleTarget;
   file: string;
   cached: boolean;
   compileMs: number;

@@ -13,6 +13,9 @@
 #ifndef GDN_ARM_THREADS
 #define GDN_ARM_THREADS 128
 #endif
+#ifndef GDN_ARM_MIN_BLOCKS
+#define GDN_ARM_MIN_BLOCKS 1  // __launch_bounds__' minimum resident blocks per SM (caps registers)
+#endif
 
 namespace gdn_arm_check {
 struct missing_body {};
@@ -42,7 +45,7 @@ static_assert(gdn_arm_check::k_body_ok,
 
 #if defined(__CUDACC__)
 #define GDN_ARM_CONV_ENTRY(NAME, TX, TO)                                                        \
-  extern "C" __global__ void __launch_bounds__(GDN_ARM_THREADS) NAME(const Params p) {         \
+  extern "C" __global__ void __launch_bounds__(GDN_ARM_THREADS, GDN_ARM_MIN_BLOCKS) NAME(const Params p) {         \
     extern __shared__ float gdn_arm_sm[];                                                       \
     gdn_arm_check::Thread t{p.grid_x, (int64_t)gridDim.x / p.grid_x, gdn_arm_sm};               \
     if constexpr (gdn_arm_check::k_body_ok) conv_arm<TX, TO>(p, t);          \

@@ -13,6 +13,9 @@
 #ifndef GDN_ARM_THREADS
 #define GDN_ARM_THREADS 128
 #endif
+#ifndef GDN_ARM_MIN_BLOCKS
+#define GDN_ARM_MIN_BLOCKS 1  // __launch_bounds__' minimum resident blocks per SM (caps registers)
+#endif
 
 namespace gdn_arm_check {
 struct missing_postconv_body {};
@@ -41,7 +44,7 @@ static_assert(gdn_arm_check::k_body_ok,
 
 #if defined(__CUDACC__)
 #define GDN_ARM_POSTCONV_ENTRY(NAME, TC, TQ, TG)                                                  \
-  extern "C" __global__ void __launch_bounds__(GDN_ARM_THREADS) NAME(const PostParams p) {       \
+  extern "C" __global__ void __launch_bounds__(GDN_ARM_THREADS, GDN_ARM_MIN_BLOCKS) NAME(const PostParams p) {       \
     extern __shared__ float gdn_arm_sm[];                                                         \
     gdn_arm_check::Thread2D t{(int64_t)gridDim.x, (int64_t)gridDim.y, gdn_arm_sm};                \
     if constexpr (gdn_arm_check::k_body_ok) postconv_arm<TC, TQ, TG>(p, t); \

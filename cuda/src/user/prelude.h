@@ -133,14 +133,14 @@ GDN_HDI int64_t pc_gate_rows(const postconv::Params& p, int64_t stride) { return
 
 // conv_out element of token t, feature i of the slot's head
 template <class TC>
-GDN_HDI float slot_x(const postconv::Params& p, const Slot& s, int64_t t, int64_t i) {
+GDN_HDI float head_x(const postconv::Params& p, const Slot& s, int64_t t, int64_t i) {
   const int64_t e = t * p.C + s.src_col + i;
   GDN_ARM_CHECK("read", "conv_out", e, p.T * p.C);
   return postconv::load_f32<TC>(p.conv, e);
 }
 // the slot's destination (q, k or v) at token t, feature i, rounded to TQ
 template <class TQ>
-GDN_HDI void slot_store(const postconv::Params& p, const Slot& s, int64_t t, int64_t i, float y) {
+GDN_HDI void head_store(const postconv::Params& p, const Slot& s, int64_t t, int64_t i, float y) {
   const int64_t e = t * s.dst_row + s.dst_col + i;
   GDN_ARM_CHECK("wrote", s.kind == postconv::kSlotQ ? "q" : s.kind == postconv::kSlotK ? "k" : "v", e,
                 p.T * s.dst_row);

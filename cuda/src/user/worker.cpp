@@ -350,8 +350,10 @@ gdn_status read_reply(gdn_backend* b, Worker* w, const std::string& who, int64_t
   }
   if (r == 2) {
     const std::string why = reap(w);
-    return fail(b, GDN_ERR_ARM_FAULT, "%s: %s; the kernel process and its buffers are unaffected (the next call starts a "
-                "fresh worker)", who.c_str(), why.c_str());
+    // Checked mode's message already names the arm ("arm 'x' read x at element ...").
+    const bool named = why.compare(0, 5, "arm '") == 0;
+    return fail(b, GDN_ERR_ARM_FAULT, "%s%s%s; the kernel process and its buffers are unaffected (the next call starts a "
+                "fresh worker)", named ? "" : who.c_str(), named ? "" : ": ", why.c_str());
   }
   payload->resize((size_t)h->payload);
   if (h->payload && read_all(w->from, payload->data(), payload->size(), -1) != 0) {
