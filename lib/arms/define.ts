@@ -7,7 +7,7 @@
 import { Backend, activeBackend, GdnError } from '../backend';
 import { gdnLib, UserArmDesc } from '../native/gdn';
 import { ArmOp, CompiledModule, compileModule, ModuleTarget } from './compile';
-import { registerArm, userArm } from './registry';
+import { forgetArm, registerArm, userArm } from './registry';
 
 const MAPPINGS = ['exact', 'exact-racy', 'sequence'] as const;
 type Mapping = (typeof MAPPINGS)[number];
@@ -185,4 +185,16 @@ export function armSpec(op: ArmOp, name: string): (ConvArmSpec | PostconvArmSpec
 
 export function armDefines(op: ArmOp, name: string): Record<string, string | number> | undefined {
   return kept.get(`${op}:${name}`)?.defines;
+}
+
+/** Removes a defined arm (its name no longer resolves; its modules stay in the cache). */
+export function undefineArm(op: ArmOp, name: string): boolean {
+  const a = userArm(op, name);
+  if (!a) return false;
+  const lib = gdnLib();
+  const st = lib.armUnregister(OP_CODE[op], a.id) as number;
+  if (st !== 0) throw new GdnError(st, lib.statusName(st) as string, `undefineArm: ${lib.lastError() as string}`);
+  forgetArm(op, name);
+  kept.delete(`${op}:${name}`);
+  return true;
 }
