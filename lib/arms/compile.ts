@@ -39,7 +39,7 @@ export function buildRecipe(): BuildRecipe {
   const split = (s: string) => s.split(/\s+/).filter(Boolean);
   recipe = {
     cxx: j.cxx, cxxVersion: j.cxx_version, cxxFlags: split(j.cxx_flags),
-    nvcc: j.nvcc || findOnPath('nvcc'), nvccFlags: split(j.nvcc_flags), buildInfo: j.build_info, file,
+    nvcc: j.nvcc && fs.existsSync(j.nvcc) ? j.nvcc : findOnPath('nvcc'), nvccFlags: split(j.nvcc_flags), buildInfo: j.build_info, file,
   };
   return recipe;
 }
@@ -196,7 +196,7 @@ function tidyDiagnostics(out: string, src: string, err?: Error): string {
   if (err && !out) return err.message;
   const lines = out
     .split('\n')
-    .map((l) => l.split(src).join('<module>'))
+    .map((l) => l.split(src).join('<module>').split(projectRoot() + path.sep).join(''))
     .filter((l) => l.trim() !== '' && !/^In file included from|^\s+from /.test(l));
   // The body's own messages first: they carry its line numbers.
   const mine = lines.filter((l) => /arm:[^:(]+[:(]\d+|static assertion|static_assert/.test(l));

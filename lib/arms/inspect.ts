@@ -6,6 +6,7 @@
 
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
+import * as path from 'path';
 import { ArmOp, compileModule, findOnPath } from './compile';
 import { armDefines, armSpec } from './define';
 
@@ -219,7 +220,7 @@ export function inspectArm(op: ArmOp, name: string, opts: InspectOptions = {}): 
   }));
   const lines = [
     `${op} arm '${name}'${src.builtIn ? ' (built-in, compiled from its per-thread body)' : ''} for sm_${sm}: ${src.threads} threads per block, ${src.dynamicShared} B dynamic shared memory`,
-    `cubin ${cubin.file} (${cubin.cached ? 'cached' : `compiled in ${(cubin.compileMs / 1000).toFixed(1)} s`})`,
+    `cubin ${path.basename(cubin.file)} in the arm cache (${cubin.cached ? 'cached' : `compiled in ${(cubin.compileMs / 1000).toFixed(1)} s`})`,
     `sm_${sm} limits: ${limits.registersPerSm} registers, ${limits.maxThreadsPerSm} threads, ${limits.maxBlocksPerSm} blocks, ${limits.sharedPerSm / KB} KiB shared memory per SM; registers allocated per warp in units of ${limits.registerUnit}`,
     ...occ.map((o) => `  ${o.entry}: ${o.registers} registers/thread → ${o.blocksPerSm} blocks/SM (registers allow ${o.byResource.registers}, shared memory ${o.byResource.sharedMemory}, threads ${o.byResource.threads}, block slots ${o.byResource.blocks}): ${o.warpsPerSm} of ${o.maxWarpsPerSm} warps, limited by ${o.limitedBy.join(' and ')}`),
     sass ? `SASS: ${sassTool}` : sassTool,

@@ -7,6 +7,7 @@ import { strict as assert } from 'assert';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import { Backend } from '../../lib/backend';
 import * as conv from '../../lib/ops/conv';
 import * as postconv from '../../lib/ops/postconv';
 import { checkConv, convMatrix, makeConvInputs, allArmMappings } from '../../lib/check/conv';
@@ -59,6 +60,24 @@ forEachBackend((backend, kind) => {
       const bad = mine.filter((r) => r.outMismatches + r.stateMismatches > 0);
       assert.deepEqual(bad.map((r) => `${r.case} ${r.mapping}: out ${r.outMismatches}, state ${r.stateMismatches}`), []);
     });
+
+    if (kind === 'cuda') {
+      it('the conv arm on CUDA gives the bits of the same arm on the host', () => {
+        const host = Backend.open('host');
+        try {
+          for (const c of convMatrix({ quick: true }).filter((_, i) => i % 4 === 0)) {
+            const inputs = makeConvInputs(c);
+            const a = conv.forwardSync(inputs, { arm: 'reg16', mapping: 'exact', outDtype: c.outDtype, backend: backend() });
+            const b = conv.forwardSync(inputs, { arm: 'reg16', mapping: 'exact', outDtype: c.outDtype, backend: host });
+            assert.equal(countBitMismatches(a.out, b.out) + countBitMismatches(a.convState, b.convState), 0, c.name);
+            a.release();
+            b.release();
+          }
+        } finally {
+          host.close();
+        }
+      });
+    }
 
     if (kind === 'host') {
       it('host block orders: the #305 state write corrupts outputs under the reverse order, the chunk-0 write never does', () => {
@@ -134,7 +153,7 @@ forEachBackend((backend, kind) => {
         } catch (e) {
           message = (e as Error).message;
         }
-        assert.match(message, f.expect, `${f.name}: ${message || 'no error'}`);
+        assert.match(message, kind === 'cuda' && f.cuda ? f.cuda : f.expect, `${f.name}: ${message || 'no error'}`);
         const after = await conv.forward(inputs, { arm: 'reg16', backend: backend() });
         assert.equal(countBitMismatches(after.out, ref.out), 0, `after ${f.name}`);
         assert.equal(countBitMismatches(after.convState, ref.convState), 0, `after ${f.name}`);
