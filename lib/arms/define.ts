@@ -8,6 +8,7 @@ import { Backend, activeBackend, GdnError } from '../backend';
 import { gdnLib, UserArmDesc } from '../native/gdn';
 import { ArmOp, CompiledModule, compileModule, ModuleTarget } from './compile';
 import { forgetArm, registerArm, userArm } from './registry';
+import { arms as armTable } from '../ops/arms';
 
 const MAPPINGS = ['exact', 'exact-racy', 'sequence'] as const;
 type Mapping = (typeof MAPPINGS)[number];
@@ -42,9 +43,8 @@ export interface ConvArmSpec extends CommonSpec {
   mappings?: readonly Mapping[];
 }
 
+/** A post-conv arm runs in the token-tile layout: one block per (head slot, 16-token tile), tile_of(p, t). */
 export interface PostconvArmSpec extends CommonSpec {
-  /** Tokens per block: grid = (2·Hk + Hv + 1 slots, ceil(T / this) tiles) (default 16). */
-  tokensPerBlock?: number;
   /** Runs only when Dk = Dv = 128 and falls back to tree otherwise, as token-tile does (default true). */
   requiresD128?: boolean;
 }
@@ -82,7 +82,7 @@ interface Kept {
 }
 const kept = new Map<string, Kept>();
 
-const NAME_RE = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/;
+const NAME_RE = /^[a-z][a-z0-9_.-]{0,30}$/;  // libgdn's rule for arm names
 
 function int(v: unknown, what: string, min: number, max: number, dflt: number): number {
   if (v === undefined) return dflt;
@@ -98,10 +98,10 @@ function register(desc: UserArmDesc): number {
   return Number(id[0]);
 }
 
-function define(op: ArmOp, spec: CommonSpec, builtIn: readonly string[], contract: Record<string, unknown>, descFields: Partial<UserArmDesc>, defines: Record<string, string | number>, mappings: readonly string[], opts: { backend?: Backend }): DefinedArm {
+function define(op: ArmOp, spec: CommonSpec, contract: Record<string, unknown>, descFields: Partial<UserArmDesc>, defines: Record<string, string | number>, mappings: readonly string[], opts: { backend?: Backend }): DefinedArm {
   if (!spec || typeof spec !== 'object') throw new TypeError(`defineArm: expected { name, source, … }, got ${String(spec)}`);
-  if (typeof spec.name !== 'string' || !NAME_RE.test(spec.name)) throw new TypeError(`name: expected 1..64 letters, digits, '-', '_' or '.', starting with a letter, got ${JSON.stringify(spec.name)}`);
-  if (builtIn.includes(spec.name)) throw new TypeError(`name: '${spec.name}' is a built-in ${op} arm; choose another name`);
+  if (typeof spec.name !== 'string' || !NAME_RE.test(spec.name)) throw new TypeError(`name: expected 1..31 of a-z, 0-9, '-', '_', '.', starting with a letter, got ${JSON.stringify(spec.name)}`);
+  if (armTable(op).some((a) => !a.user && a.name === spec.name)) throw new TypeError(`name: '${spec.name}' is a built-in ${op} arm; choose another name`);
   if (typeof spec.source !== 'string' || spec.source.trim() === '') throw new TypeError(`arm '${spec.name}': source: expected the per-thread body as a string`);
   const threads = int(spec.threadsPerBlock, `arm '${spec.name}': threadsPerBlock`, 1, 1024, 128);
   const shared = int(spec.sharedBytes, `arm '${spec.name}': sharedBytes`, 0, 49152, 0);
@@ -155,7 +155,7 @@ function define(op: ArmOp, spec: CommonSpec, builtIn: readonly string[], contrac
 }
 
 /** Defines (or replaces) a causal-conv arm from a cell. */
-export function defineConvArm(spec: ConvArmSpec, builtIn: readonly string[], opts: { backend?: Backend } = {}): DefinedArm {
+export function defineConvArm(spec: ConvArmSpec, opts: { backend?: Backend } = {}): DefinedArm {
   const name = spec?.name ?? '?';
   const threads = spec?.threadsPerBlock ?? 128;
   const channels = int(spec?.channelsPerBlock, `arm '${name}': channelsPerBlock`, 1, 1 << 20, threads);
@@ -165,17 +165,17 @@ export function defineConvArm(spec: ConvArmSpec, builtIn: readonly string[], opt
     throw new TypeError(`arm '${name}': mappings: expected a non-empty list of ${MAPPINGS.map((m) => `'${m}'`).join(', ')}, got ${JSON.stringify(mappings)}`);
   }
   const mask = mappings.reduce((m, x) => m | (1 << MAPPINGS.indexOf(x)), 0);
-  return define('conv', spec, builtIn, { channelsPerBlock: channels, tokensPerProgram: tokens, mappings: [...mappings] },
+  return define('conv', spec, { channelsPerBlock: channels, tokensPerProgram: tokens, mappings: [...mappings] },
     { channels_per_block: channels, tokens_per_program: tokens, mappings: mask }, {}, mappings, opts);
 }
 
 /** Defines (or replaces) a post-conv arm from a cell. */
-export function definePostconvArm(spec: PostconvArmSpec, builtIn: readonly string[], opts: { backend?: Backend } = {}): DefinedArm {
+export function definePostconvArm(spec: PostconvArmSpec, opts: { backend?: Backend } = {}): DefinedArm {
   const name = spec?.name ?? '?';
-  const tokens = int(spec?.tokensPerBlock, `arm '${name}': tokensPerBlock`, 1, 1 << 20, 16);
+  void name;
   const d128 = spec?.requiresD128 ?? true;
-  return define('postconv', spec, builtIn, { tokensPerBlock: tokens, requiresD128: d128 },
-    { tokens_per_program: tokens, requires_d128: d128 ? 1 : 0 }, {}, [], opts);
+  return define('postconv', spec, { layout: 'tile-slots (head slot, 16-token tile)', requiresD128: d128 },
+    { tokens_per_program: 16, requires_d128: d128 ? 1 : 0 }, {}, [], opts);
 }
 
 /** The arm's definition as given (for inspect). */
@@ -187,13 +187,12 @@ export function armDefines(op: ArmOp, name: string): Record<string, string | num
   return kept.get(`${op}:${name}`)?.defines;
 }
 
-/** Removes a defined arm (its name no longer resolves; its modules stay in the cache). */
+/**
+ * Takes a defined arm out of this process's arm lists (the equivalence checks' defaults). libgdn keeps
+ * its id until the process ends (ids are table positions); defining the name again reuses it.
+ */
 export function undefineArm(op: ArmOp, name: string): boolean {
-  const a = userArm(op, name);
-  if (!a) return false;
-  const lib = gdnLib();
-  const st = lib.armUnregister(OP_CODE[op], a.id) as number;
-  if (st !== 0) throw new GdnError(st, lib.statusName(st) as string, `undefineArm: ${lib.lastError() as string}`);
+  if (!userArm(op, name)) return false;
   forgetArm(op, name);
   kept.delete(`${op}:${name}`);
   return true;

@@ -9,6 +9,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { ArmOp, compileModule, findOnPath } from './compile';
 import { armDefines, armSpec } from './define';
+import { armByName } from '../ops/arms';
 
 /** Per-SM limits of a compute capability (CUDA C++ Programming Guide, "Technical Specifications per Compute Capability"). */
 export interface SmLimits {
@@ -113,13 +114,28 @@ export function occupancy(limits: SmLimits, entry: string, threadsPerBlock: numb
 
 // ------------------------------------------------------------------------------------------ built-in arms
 
-/** Built-in conv arms as bodies of the user-arm dialect: the same per-thread functions libgdn runs. */
-const BUILTIN_CONV: Record<string, { call: string; threads: number; minBlocks?: number }> = {
-  scalar: { call: 'gdn::conv::scalar_thread<TX, TO>(p, t.bx(), t.by(), t.tid());', threads: 128 },
-  reg: { call: 'gdn::conv::reg_thread<TX, TO>(p, t.bx(), t.by(), t.tid());', threads: 128 },
-  'reg-k4': { call: 'gdn::conv::reg_k4_thread<TX, TO>(p, t.bx(), t.by(), t.tid());', threads: 128 },
-  'reg-k4x2': { call: 'gdn::conv::reg_k4x2_thread<TX, TO>(p, t.bx(), t.by(), t.tid());', threads: 128 },
-  vec: { call: 'gdn::conv::vec_thread<TX, TO, 4>(p, t.bx(), t.by(), t.tid());', threads: 128, minBlocks: 4 },
+// A built-in arm as a body of the user-arm dialect: the arm's own body from its definition
+// (cuda/src/common/arms/*.h), picked out of the family's list by name at compile time, production
+// build, variant 0 (vec: window width 4; token-tile: element copies).
+const BUILTIN_BODY: Record<ArmOp, string> = {
+  conv: `#include "common/arms/conv_list.h"
+constexpr bool gdn_same(const char* a, const char* b) { return *a == *b && (*a == 0 || gdn_same(a + 1, b + 1)); }
+template <class TX, class TO, class Ctx>
+GDN_HD void conv_arm(const Params& p, Ctx& t) {
+#define GDN_PICK(A) if constexpr (gdn_same(A::spec.name, GDN_BUILTIN)) A::template body<TX, TO, NoMutant, 0>(p, t);
+  GDN_CONV_ARM_LIST(GDN_PICK)
+#undef GDN_PICK
+}
+`,
+  postconv: `#include "common/arms/postconv_list.h"
+constexpr bool gdn_same(const char* a, const char* b) { return *a == *b && (*a == 0 || gdn_same(a + 1, b + 1)); }
+template <class TC, class TQ, class TG, class Ctx>
+GDN_HD void postconv_arm(const PostParams& p, Ctx& t) {
+#define GDN_PICK(A) if constexpr (gdn_same(A::spec.name, GDN_BUILTIN)) A::template body<TC, TQ, TG, NoMutant, 0>(p, t);
+  GDN_POSTCONV_ARM_LIST(GDN_PICK)
+#undef GDN_PICK
+}
+`,
 };
 
 interface Source {
@@ -137,17 +153,15 @@ function sourceOf(op: ArmOp, name: string): Source {
     const defines = armDefines(op, name) ?? {};
     return { source: spec.source, preamble: '', defines, threads: Number(defines.GDN_ARM_THREADS ?? 128), dynamicShared: spec.sharedBytes ?? 0, builtIn: false };
   }
-  if (op === 'conv' && BUILTIN_CONV[name]) {
-    const b = BUILTIN_CONV[name];
-    return {
-      source: `template <class TX, class TO, class Ctx>\nGDN_HD void conv_arm(const Params& p, Ctx& t) {\n  ${b.call}\n}\n`,
-      preamble: '#include "common/conv_arms.h"',
-      defines: { GDN_ARM_THREADS: b.threads, ...(b.minBlocks ? { GDN_ARM_MIN_BLOCKS: b.minBlocks } : {}) },
-      threads: b.threads, dynamicShared: 0, builtIn: true,
-    };
-  }
-  const known = [...Object.keys(BUILTIN_CONV)].join(', ');
-  throw new TypeError(`arm: '${name}' is neither a defined ${op} arm nor a built-in arm with a per-thread body (${op === 'conv' ? known : 'none yet'})`);
+  const info = armByName(op, name);
+  if (info.user) throw new TypeError(`arm: '${name}' was registered by another definition than this process's (its source is unknown here)`);
+  // Tree-of-D arms size their blocks from Dk: inspected for Dk = 128; shared memory for K = 4.
+  const threads = info.threadsFromD ? 128 : info.threadsPerBlock;
+  return {
+    source: BUILTIN_BODY[op], preamble: '',
+    defines: { GDN_ARM_THREADS: threads, GDN_ARM_MIN_BLOCKS: info.minBlocksPerSm || 1, GDN_BUILTIN: JSON.stringify(name) },
+    threads, dynamicShared: info.sharedBytes.base + 4 * info.sharedBytes.perK, builtIn: true,
+  };
 }
 
 export interface InspectOptions {

@@ -3,6 +3,7 @@
 // views with offsets and wide strides, and head sizes that force the fallback; plus the max error
 // of each output against the float64 reference, and the planted seq4 mutant.
 
+import { arms as armTable } from '../ops/arms';
 import { Tensor } from '../tensor';
 import { Backend } from '../backend';
 import * as postconv from '../ops/postconv';
@@ -10,7 +11,7 @@ import { PostconvArm, PostconvShape } from '../ops/postconv';
 import { postconvReference } from '../reference/postconv';
 import { maxError } from '../reference/conv';
 import { countBitMismatches } from './bits';
-import { userArms } from '../arms/registry';
+import { userArm } from '../arms/registry';
 import type { Args } from '../cli';
 
 export interface PostconvCase extends PostconvShape {
@@ -107,7 +108,9 @@ export async function checkPostconv(opts: {
   onCase?: (done: number, total: number, name: string) => void;
 }): Promise<PostconvCheckReport> {
   const cases = opts.cases ?? postconvMatrix();
-  const arms = opts.arms ?? ['token-tile', ...userArms('postconv').map((a) => a.name)];
+  // Default: every registered arm that must equal the tree (neither the reference nor a planted mutant).
+  const arms = opts.arms ?? armTable('postconv').filter((a) => !a.reference && !a.mutant && (!a.user || userArm('postconv', a.name))).map((a) => a.name);
+  const mutants = new Set(armTable('postconv').filter((a) => a.mutant).map((a) => a.name));
   const results: PostconvCaseResult[] = [];
   const crossBackend: PostconvCheckReport['crossBackend'] = [];
   let done = 0;
@@ -141,7 +144,7 @@ export async function checkPostconv(opts: {
     }
     opts.onCase?.(++done, cases.length, c.name);
   }
-  return { backend: opts.backend.kind, results, failures: results.filter((r) => !r.ok && r.arm !== 'seq4'), crossBackend };
+  return { backend: opts.backend.kind, results, failures: results.filter((r) => !r.ok && !mutants.has(r.arm)), crossBackend };
 }
 
 export interface Seq4Outcome {

@@ -4,13 +4,21 @@
 import { Tensor } from '../tensor';
 import { Backend, NativeOp } from '../backend';
 import { PostconvArgs, PostconvResultStruct } from '../native/gdn';
-import { armCode, armName, userArm } from '../arms/registry';
+import { armId, armNames, arms } from './arms';
+import { userArm } from '../arms/registry';
 import { definePostconvArm, PostconvArmSpec, DefinedArm } from '../arms/define';
 import { DTYPE_CODE, Staging, backendOf, expectChoice, expectContiguous, expectDType, expectInt, expectShape, expectTensor } from './common';
 
-export const POSTCONV_ARMS = ['tree', 'token-tile', 'seq4'] as const;
-/** `seq4` is a PLANTED MUTANT (the sequential fold): it exists so checks can prove they catch it. */
-export type PostconvArm = (typeof POSTCONV_ARMS)[number] | (string & {});
+/**
+ * A post-conv arm's name: any arm of libgdn's registry (postconvArms()). The built-in `seq4` is a
+ * PLANTED MUTANT (the sequential fold, flagged `mutant` in arms('postconv')): it exists so checks can
+ * prove they catch it.
+ */
+export type PostconvArm = string;
+/** The post-conv arms, in id order, from libgdn (gdn_arm_info_get). */
+export function postconvArms(): PostconvArm[] {
+  return armNames('postconv');
+}
 
 export interface PostconvInputs {
   /** [T, C] contiguous, f32 or bf16, C = 2·Hk·Dk + Hv·Dv, channels [q heads | k heads | v heads]. */
@@ -45,9 +53,9 @@ export interface PostconvResult {
   g: Tensor;
   beta: Tensor;
   requested: PostconvArm;
-  /** The arm that ran: token-tile and seq4 fall back to tree unless Dk = Dv = 128. */
+  /** The arm that ran (after its fallback rule: token-tile and seq4 run tree unless Dk = Dv = 128). */
   arm: PostconvArm;
-  /** True when the arm that ran is the planted mutant. */
+  /** True when the arm that ran is a planted mutant (its registry entry's flag). */
   mutant: boolean;
   backend: 'host' | 'cuda';
   release(): void;
@@ -62,8 +70,8 @@ interface Prepared {
 }
 
 function prepare(inputs: PostconvInputs, opts: PostconvOptions): Prepared {
-  const arm = opts.arm ?? 'tree';
-  const armId = armCode('postconv', arm, POSTCONV_ARMS);
+  const arm: PostconvArm = opts.arm ?? 'tree';
+  const armIndex = armId('postconv', arm);
   const qkvDtype = expectChoice(opts.qkvDtype ?? 'f32', 'qkvDtype', ['f32', 'bf16'] as const);
   const Hk = expectInt(opts.Hk, 'Hk', 1);
   const Hv = expectInt(opts.Hv, 'Hv', 1);
@@ -106,7 +114,7 @@ function prepare(inputs: PostconvInputs, opts: PostconvOptions): Prepared {
     const args: PostconvArgs = {
       T, Hk, Hv, Dk, Dv,
       conv_dtype: DTYPE_CODE[conv.dtype], gate_dtype: DTYPE_CODE[a.dtype], qkv_dtype: DTYPE_CODE[qkvDtype],
-      arm: armId,
+      arm: armIndex,
       a_row_stride: a.rowStride,
       b_row_stride: b.rowStride,
       conv_out: staging.input(conv).addr,
@@ -137,12 +145,13 @@ export async function forward(inputs: PostconvInputs, opts: PostconvOptions): Pr
     p.staging.release();
   }
   const [q, k, v, g, beta] = p.outputs;
-  const ran = armName('postconv', result[0].arm_ran, POSTCONV_ARMS);
+  const ranInfo = arms('postconv')[result[0].arm_ran];
+  const ran = ranInfo.name;
   return {
     q, k, v, g, beta,
     requested: p.arm,
     arm: ran,
-    mutant: ran === 'seq4',
+    mutant: ranInfo.mutant,
     backend: p.backend.kind,
     release() {
       for (const t of p.outputs) t.release();
@@ -152,7 +161,7 @@ export async function forward(inputs: PostconvInputs, opts: PostconvOptions): Pr
 
 /** A post-conv launch ready for the native timing loop (inputs staged once). */
 export function prepareTimed(inputs: PostconvInputs, opts: PostconvOptions, label?: string): NativeOp & { release(): void } {
-  if (opts.arm !== undefined) userArm('postconv', opts.arm)?.prepareTiming();
+  if (opts.arm !== undefined) userArm('postconv', opts.arm)?.prepareTiming();  // a defined arm is timed unchecked
   const p = prepare(inputs, opts);
   return {
     kind: 'postconv',
@@ -173,5 +182,5 @@ export function postconvBytes(T: number, s: PostconvShape, convBytes: number, ga
 
 /** Defines (or replaces) a post-conv arm from a cell (docs/USER-ARMS.md). */
 export function defineArm(spec: PostconvArmSpec, opts: { backend?: Backend } = {}): DefinedArm {
-  return definePostconvArm(spec, POSTCONV_ARMS, opts);
+  return definePostconvArm(spec, opts);
 }

@@ -17,6 +17,7 @@ import { timeArms } from '../../lib/analysis/timing';
 import { buildRecipe, compileModule } from '../../lib/arms/compile';
 import { inspectArm, occupancy, SM_LIMITS, parsePtxasVerbose } from '../../lib/arms/inspect';
 import { undefineArm } from '../../lib/arms/define';
+import { arms as gdnArms } from '../../lib/ops/arms';
 import { forEachBackend } from '../backends';
 import { FAULTS, REG16_RACY_SOURCE, REG16_SOURCE, TILE_SEQ_SOURCE, TILE_TREE_SOURCE } from './sources';
 
@@ -100,11 +101,13 @@ forEachBackend((backend, kind) => {
       });
     }
 
-    it('a post-conv arm with the tree fold equals tree on the full matrix (q, k, v, g, beta; f32 and bf16 outputs)', async () => {
+    // On the host the matrix's T = 2048 cases are left out: the host replays the tree reference with
+    // fibers (seconds per case), and test/ops/postconv.test.ts already runs them for the built-in arms.
+    it(`a post-conv arm with the tree fold equals tree on the ${kind === 'cuda' ? 'full matrix' : 'matrix without its T = 2048 cases'} (q, k, v, g, beta; f32 and bf16 outputs)`, async () => {
       const d = postconv.defineArm({ name: 'tile16', source: TILE_TREE_SOURCE, barriers: true }, { backend: backend() });
       defined.push({ op: 'postconv', name: 'tile16' });
-      assert.ok(d.id >= 64);
-      const cases = postconvMatrix();
+      assert.ok(gdnArms('postconv').find((a) => a.name === 'tile16')?.user, 'libgdn lists the defined arm, flagged user');
+      const cases = postconvMatrix().filter((c) => kind === 'cuda' || c.T < 2048);
       const report = await checkPostconv({ backend: backend(), cases, arms: ['tile16'], reference: false });
       const mine = report.results.filter((r) => r.arm === 'tile16');
       assert.equal(mine.length, cases.length);
@@ -135,6 +138,8 @@ forEachBackend((backend, kind) => {
         const r = await timeArms(ops.map((op, i) => ({ label: op.label!, op, meta: { arm: arms[i][0] } })), { backend: backend(), warmupMs: 20, minSamples: 5, minTimeMs: 1, maxTimeMs: 1500, progress: false });
         assert.deepEqual(r.cases.map((x) => x.label), ['scalar/sequence', 'reg/exact', 'reg16/exact']);
         for (const x of r.cases) assert.ok(x.stats.n >= 5 && x.stats.median > 0, `${x.label}: n ${x.stats.n}, median ${x.stats.median}`);
+        // One line for the logs (docs/gpu-test-log.md): the medians of this one run (C = 1024, K = 4, 257 tokens).
+        console.log(`      timed in one run on ${backend().info().name}: ${r.cases.map((x) => `${x.label} ${x.stats.median.toFixed(1)} µs (n ${x.stats.n})`).join(', ')}`);
       } finally {
         for (const op of ops) op.release();
       }
@@ -206,10 +211,10 @@ describe('user arms: compiling for CUDA and what it becomes', function () {
 
   it('refuses bad definitions with errors naming the argument', () => {
     assert.throws(() => conv.defineArm({ name: 'scalar', source: REG16_SOURCE }), /name: 'scalar' is a built-in conv arm/);
-    assert.throws(() => conv.defineArm({ name: '9x', source: REG16_SOURCE }), /name: expected 1\.\.64 letters/);
+    assert.throws(() => conv.defineArm({ name: '9x', source: REG16_SOURCE }), /name: expected 1\.\.31 of a-z/);
     assert.throws(() => conv.defineArm({ name: 'x', source: '' }), /arm 'x': source: expected the per-thread body/);
     assert.throws(() => conv.defineArm({ name: 'x', source: REG16_SOURCE, mappings: ['diagonal' as never] }), /arm 'x': mappings: expected a non-empty list/);
     assert.throws(() => conv.defineArm({ name: 'x', source: REG16_SOURCE, threadsPerBlock: 2048 }), /arm 'x': threadsPerBlock: expected an integer in 1\.\.1024/);
-    assert.throws(() => conv.forwardSync(makeConvInputs(convMatrix({ quick: true })[0]), { arm: 'nope' }), /arm: expected one of 'scalar', .*got 'nope'/);
+    assert.throws(() => conv.forwardSync(makeConvInputs(convMatrix({ quick: true })[0]), { arm: 'nope' }), /arm: expected one of 'scalar'.*nope/);
   });
 });

@@ -43,8 +43,9 @@ export const REG16_RACY_SOURCE = REG16.replace('STATE_OWNER', 'if (s.t1 != s.end
 const TILE = `// The token tile: 16 tokens per block, 4 warps of 4 tokens; lane l holds features l, l+32, l+64, l+96.
 template <class TC, class TQ, class TG, class Ctx>
 GDN_HD void postconv_arm(const PostParams& p, Ctx& t) {
-  const Slot s = decode_slot(p, t.bx());
-  const int64_t t0 = t.by() * 16;
+  const postconv::TileBlock tb = tile_of(p, t);  // (head slot, 16-token tile) of this block
+  const Slot s = decode_slot(p, tb.slot);
+  const int64_t t0 = tb.tile * 16;
   if (s.kind == postconv::kSlotGates) {
     const int64_t left = p.T - t0;
     const int tokens = left < 16 ? (int)left : 16;

@@ -90,7 +90,6 @@ gdn_status synchronize_backend(gdn_backend* b) {
 }
 
 gdn_status run_conv(gdn_backend* b, ConvPlan& plan) {
-  if (user::is_user(GDN_OP_CONV, plan.contract.arm_ran)) return user::run_conv(b, plan);
 #if GDN_HAVE_CUDA
   if (backend_is_cuda(b)) {
     gdn_status st = cuda::conv_prepare(b, &plan);
@@ -99,9 +98,7 @@ gdn_status run_conv(gdn_backend* b, ConvPlan& plan) {
     return st;
   }
 #endif
-  (void)b;
-  host::conv_run(plan);
-  return GDN_OK;
+  return host::conv_run(b, plan);
 }
 
 // Re-records the message of a failed op plan with the op's index in front.
@@ -124,8 +121,7 @@ gdn_status plan_op(gdn_backend* b, const gdn_op& in, int32_t i, PlannedOp* op) {
       st = update_plan(b, &in.update, &op->update);
       return st == GDN_OK ? st : prefix_error(b, st, i, "conv update");
     case GDN_OP_POSTCONV:
-      op->postconv_args = in.postconv;
-      st = postconv_plan(b, &op->postconv_args, &op->postconv);
+      st = postconv_plan(b, &in.postconv, &op->postconv);
       return st == GDN_OK ? st : prefix_error(b, st, i, "postconv");
     case GDN_OP_COPY: {
       const gdn_copy_args& c = in.copy;
@@ -380,9 +376,9 @@ GDN_API gdn_status gdn_conv_launch_contract(int32_t arm, int32_t mapping, int64_
                 (int)programs_capacity);
   return guarded(nullptr, "gdn_conv_launch_contract", [&]() -> gdn_status {
     std::vector<int32_t> programs;
-    // The contract assumes x_row_stride = C and aligned buffers, so vec runs whenever C % 8 == 0.
+    // The contract assumes x_row_stride = C and aligned buffers, so GDN_ARM_REQ_VEC8 holds whenever C % 8 == 0.
     const bool vec_ok = C % conv::kVecLanes == 0;
-    gdn_status st = conv_contract(nullptr, arm, mapping, C, K, query_start_loc, num_seqs, vec_ok, out, &programs);
+    gdn_status st = conv_contract(nullptr, arm, mapping, C, K, query_start_loc, num_seqs, vec_ok, out, &programs, nullptr);
     if (st != GDN_OK) return st;
     const size_t n = programs.size() / 2 < (size_t)programs_capacity ? programs.size() / 2 : (size_t)programs_capacity;
     if (n > 0) std::memcpy(programs_out, programs.data(), n * 2 * sizeof(int32_t));
@@ -394,7 +390,7 @@ GDN_API gdn_status gdn_conv_forward(gdn_backend* b, const gdn_conv_args* args, g
   return backend_call(b, "gdn_conv_forward", [&]() -> gdn_status {
     ConvPlan plan;
     gdn_status st = conv_plan(b, args, &plan);
-    if (st == GDN_OK && !user::in_worker() && user::is_user(GDN_OP_CONV, plan.contract.arm_ran))
+    if (st == GDN_OK && !user::in_worker() && user::is_user(plan.arm))
       return user::isolated_conv_forward(b, args, contract);
     if (st == GDN_OK) st = run_conv(b, plan);
     if (st == GDN_OK && contract != nullptr) *contract = plan.contract;
@@ -413,8 +409,7 @@ GDN_API gdn_status gdn_conv_update(gdn_backend* b, const gdn_conv_update_args* a
       return st == GDN_OK ? cuda::synchronize(b) : st;
     }
 #endif
-    host::update_run(plan);
-    return GDN_OK;
+    return host::update_run(b, plan);
   });
 }
 
@@ -422,24 +417,18 @@ GDN_API gdn_status gdn_conv_update(gdn_backend* b, const gdn_conv_update_args* a
 GDN_API gdn_status gdn_postconv_forward(gdn_backend* b, const gdn_postconv_args* args, gdn_postconv_result* result) {
   return backend_call(b, "gdn_postconv_forward", [&]() -> gdn_status {
     if (args == nullptr) return fail(b, GDN_ERR_INVALID_ARGUMENT, "args: is null");
-    gdn_postconv_result plan;
-    std::memset(&plan, 0, sizeof plan);
+    PostconvPlan plan;
     gdn_status st = postconv_plan(b, args, &plan);
     if (st != GDN_OK) return st;
-    if (user::is_user(GDN_OP_POSTCONV, plan.arm_ran)) {
-      if (!user::in_worker()) return user::isolated_postconv_forward(b, args, result);
-      st = user::run_postconv(b, args, &plan);
-      if (st == GDN_OK && result != nullptr) *result = plan;
-      return st;
-    }
+    if (!user::in_worker() && user::is_user(plan.arm)) return user::isolated_postconv_forward(b, args, result);
 #if GDN_HAVE_CUDA
     if (backend_is_cuda(b)) {
-      st = postconv_launch_cuda(b, args, &plan);
+      st = cuda::postconv_launch(b, plan);
       if (st == GDN_OK) st = cuda::synchronize(b);
     } else
 #endif
-      st = postconv_run_host(b, args, &plan);
-    if (st == GDN_OK && result != nullptr) *result = plan;
+      st = host::postconv_run(b, plan);
+    if (st == GDN_OK && result != nullptr) *result = plan.result;
     return st;
   });
 }

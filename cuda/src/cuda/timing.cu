@@ -3,21 +3,15 @@
 // events; with rotate_order, round r starts at op r mod n.
 #include "common/backend_ops.h"
 #include "cuda/cuda_util.h"
-#include "user/user_arms.h"
 
 namespace gdn {
 namespace cuda {
 
 gdn_status launch_op(gdn_backend* b, const PlannedOp& op) {
   switch (op.kind) {
-    case GDN_OP_CONV:
-      if (user::is_user(GDN_OP_CONV, op.conv.contract.arm_ran)) return user::launch_conv_cuda(b, op.conv);
-      return conv_launch(b, op.conv);
+    case GDN_OP_CONV: return conv_launch(b, op.conv);
     case GDN_OP_CONV_UPDATE: return update_launch(b, op.update);
-    case GDN_OP_POSTCONV:
-      if (user::is_user(GDN_OP_POSTCONV, op.postconv.arm_ran))
-        return user::launch_postconv_cuda(b, &op.postconv_args, &op.postconv);
-      return postconv_launch_cuda(b, &op.postconv_args, &op.postconv);
+    case GDN_OP_POSTCONV: return postconv_launch(b, op.postconv);
     case GDN_OP_COPY: return copy(b, op.copy.dst, op.copy.src, op.copy.bytes);
     default: return fail(b, GDN_ERR_INTERNAL, "launch_op: op kind %d was not planned", (int)op.kind);
   }

@@ -21,7 +21,7 @@
 #include "common/conv_params.h"
 #include "common/detmath.h"
 #include "common/exec.h"
-#include "common/postconv_kernels.h"
+#include "common/arms/postconv_common.h"
 
 #ifndef GDN_ARM_NAME
 #define GDN_ARM_NAME "?"
@@ -36,8 +36,11 @@ namespace arm {
 
 using conv::bf16_bits;
 using conv::Span;
-using conv::program_span;
 using conv::has_initial_state;
+
+// The program's token span (the library's program_span, production build: a user arm has no
+// planted-mutant instantiation).
+GDN_HDI Span program_span(const conv::Params& p, int64_t y) { return conv::program_span<NoMutant>(p, y); }
 
 // ----------------------------------------------------------------- faults (host)
 #if !defined(__CUDACC__)
@@ -130,6 +133,13 @@ using postconv::l2_inv;
 using postconv::square;
 
 GDN_HDI int64_t pc_gate_rows(const postconv::Params& p, int64_t stride) { return p.T > 0 ? (p.T - 1) * stride + p.Hv : 0; }
+
+// The (head slot, token tile) of this block in the token-tile layout (GDN_LAYOUT_TILE_SLOTS): slot
+// tb.slot, tokens tb.tile * 16 .. + 15 (a tile past T has none).
+template <class Ctx>
+GDN_HDI postconv::TileBlock tile_of(const postconv::Params& p, const Ctx& t) {
+  return postconv::tile_block_coords(p, (uint32_t)t.bx(), (uint32_t)t.by(), (uint32_t)t.grid_y());
+}
 
 // conv_out element of token t, feature i of the slot's head
 template <class TC>

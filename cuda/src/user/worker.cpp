@@ -193,11 +193,12 @@ void op_fields(gdn_op& op, std::vector<Field>* f) {
 }
 
 int32_t user_arm_of(const gdn_op& op, int32_t* family) {
-  if (op.kind == GDN_OP_CONV && is_user(GDN_OP_CONV, op.conv.arm)) {
+  Arm a;
+  if (op.kind == GDN_OP_CONV && find(GDN_OP_CONV, op.conv.arm, &a)) {
     *family = GDN_OP_CONV;
     return op.conv.arm;
   }
-  if (op.kind == GDN_OP_POSTCONV && is_user(GDN_OP_POSTCONV, op.postconv.arm)) {
+  if (op.kind == GDN_OP_POSTCONV && find(GDN_OP_POSTCONV, op.postconv.arm, &a)) {
     *family = GDN_OP_POSTCONV;
     return op.postconv.arm;
   }
@@ -537,8 +538,8 @@ int limit_of(int32_t family, int32_t id) {
 
 bool any_user_op(const std::vector<PlannedOp>& planned) {
   for (const PlannedOp& op : planned) {
-    if (op.kind == GDN_OP_CONV && is_user(GDN_OP_CONV, op.conv.contract.arm_ran)) return true;
-    if (op.kind == GDN_OP_POSTCONV && is_user(GDN_OP_POSTCONV, op.postconv.arm_ran)) return true;
+    if (op.kind == GDN_OP_CONV && is_user(op.conv.arm)) return true;
+    if (op.kind == GDN_OP_POSTCONV && is_user(op.postconv.arm)) return true;
   }
   return false;
 }
