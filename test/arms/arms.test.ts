@@ -135,7 +135,7 @@ forEachBackend((backend, kind) => {
       const arms: [string, conv.ConvMapping][] = [['scalar', 'sequence'], ['reg', 'exact'], ['reg16', 'exact']];
       const ops = arms.map(([arm, mapping]) => conv.prepareTimed(inputs, { arm, mapping, backend: backend() }, `${arm}/${mapping}`));
       try {
-        const r = await timeArms(ops.map((op, i) => ({ label: op.label!, op, meta: { arm: arms[i][0] } })), { backend: backend(), warmupMs: 20, minSamples: 5, minTimeMs: 1, maxTimeMs: 1500, progress: false });
+        const r = await timeArms(ops.map((op, i) => ({ label: op.label!, op, meta: { arm: arms[i][0] } })), { backend: backend(), warmupMs: 20, minSamples: 5, minTimeMs: 1, noiseTarget: 1, maxSamples: 40, maxTimeMs: 60000, progress: false });
         assert.deepEqual(r.cases.map((x) => x.label), ['scalar/sequence', 'reg/exact', 'reg16/exact']);
         for (const x of r.cases) assert.ok(x.stats.n >= 5 && x.stats.median > 0, `${x.label}: n ${x.stats.n}, median ${x.stats.median}`);
         // One line for the logs (docs/gpu-test-log.md): the medians of this one run (C = 1024, K = 4, 257 tokens).
