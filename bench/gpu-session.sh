@@ -10,6 +10,10 @@
 #     race     gdnlab check race: 1,000 trials per mapping without and with widen
 #     bench    gdnlab bench conv / postconv (vs copy and PyTorch eager) and the verdict self-check
 #     sanitize compute-sanitizer memcheck, racecheck and synccheck over every arm
+#     notebooks every notebooks/*.ipynb through the real gdnlab kernel (GDN_BACKEND=cuda) from the
+#              bundle of bench/pack-notebook-run.sh (.device/nbrun: node, traced node_modules, Jupyter
+#              wheels for python 3.12); $OUT/notebooks-executed.tar.gz holds the executed notebooks and
+#              report.json (bench/restore-notebooks.sh takes them back into notebooks/)
 #
 # Prerequisites: dist/ (npm run build), build/cuda/libgdn.so or nvcc + cmake, and node with koffi
 # and mocha (the device tool's prepare script packs them into .device/).
@@ -61,6 +65,9 @@ for stage in "$@"; do
       for tool in memcheck racecheck synccheck; do
         step "sanitize-$tool" compute-sanitizer --tool "$tool" --error-exitcode 9 node bin/gdnlab.js check sanitize --backend cuda
       done ;;
+    notebooks)
+      # GDN_NOTEBOOK_BACKEND=host runs the same stage on the host backend (the local test of the bundle).
+      step notebooks env GDN_BACKEND="${GDN_NOTEBOOK_BACKEND:-cuda}" bash bench/notebook-stage.sh "$OUT" ;;
     *) echo "unknown stage $stage" >&2; status=2 ;;
   esac
 done

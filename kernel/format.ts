@@ -31,15 +31,18 @@ export interface FormattedValue {
 
 /**
  * The execute_result of a cell's last value: its [Symbol.for('gdnlab.mimeBundle')]() bundle when it
- * has one, always with text/plain (util.inspect of the value when the bundle has none).
+ * has one, always with text/plain (util.inspect of the value when the bundle has none). A bundle
+ * method that returns null says "already displayed": then there is no execute_result (null), so a
+ * figure or table shown by the call that made it appears once, not twice.
  */
-export function formatValue(value: unknown): FormattedValue {
+export function formatValue(value: unknown): FormattedValue | null {
   const text = () => inspectValue(value);
   const method = value !== null && (typeof value === 'object' || typeof value === 'function') ? (value as Record<symbol, unknown>)[MIME_BUNDLE] : undefined;
   if (typeof method !== 'function') return { data: { 'text/plain': text() }, metadata: {} };
   try {
     const bundle = method.call(value) as unknown;
-    if (bundle === null || typeof bundle !== 'object') throw new TypeError(`expected {data, metadata}, got ${inspectValue(bundle)}`);
+    if (bundle === null) return null;
+    if (typeof bundle !== 'object') throw new TypeError(`expected {data, metadata}, got ${inspectValue(bundle)}`);
     const { data, metadata } = bundle as { data?: unknown; metadata?: unknown };
     const normalized = normalizeMimeBundle(data, 'mime bundle data');
     if (metadata !== undefined && (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata))) throw new TypeError('mime bundle metadata: expected an object');

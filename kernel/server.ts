@@ -319,9 +319,12 @@ export class KernelServer {
         for (const w of outcome.warnings) this.iopub.stream(cell.parent, 'stderr', `${w}\n`);
         if (outcome.hasValue && !silent) {
           const formatted = cellContext.run(cell, () => formatValue(outcome.value));
-          if (formatted.warning) this.iopub.stream(cell.parent, 'stderr', `${formatted.warning}\n`);
-          this.iopub.publish('execute_result', { execution_count: count, data: formatted.data, metadata: formatted.metadata }, cell.parent);
-          if (storeHistory) this.history.setOutput(count, String(formatted.data['text/plain']));
+          if (formatted?.warning) this.iopub.stream(cell.parent, 'stderr', `${formatted.warning}\n`);
+          // null: the value was already displayed by the call that made it (see format.ts).
+          if (formatted) {
+            this.iopub.publish('execute_result', { execution_count: count, data: formatted.data, metadata: formatted.metadata }, cell.parent);
+            if (storeHistory) this.history.setOutput(count, String(formatted.data['text/plain']));
+          }
         }
         break;
       case 'compile-error':

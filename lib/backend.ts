@@ -38,6 +38,8 @@ export interface TimingConfig {
   rounds: number;
   flushL2: boolean;
   rotateOrder?: boolean;
+  /** > 0: CUDA-graph replay of this many back-to-back launches per sample (gdn_timing_config.graph_launches). */
+  graphLaunches?: number;
 }
 
 /** A native failure: the status name and the library's message (which names the argument). */
@@ -191,7 +193,7 @@ export class Backend {
     try {
       await this.callAsync(
         this.lib.timeOps,
-        [this.native, mem, ops.length, { rounds: cfg.rounds, flush_l2: cfg.flushL2 ? 1 : 0, rotate_order: cfg.rotateOrder ? 1 : 0, reserved: 0 }, samples],
+        [this.native, mem, ops.length, { rounds: cfg.rounds, flush_l2: cfg.flushL2 ? 1 : 0, rotate_order: cfg.rotateOrder ? 1 : 0, graph_launches: cfg.graphLaunches ?? 0 }, samples],
         'timing',
       );
     } finally {

@@ -37,10 +37,13 @@ const USAGE = `usage: gdnlab <command>
                                               #305 trials: exact and sequence never corrupted
   check postconv [--backend host|cuda] [--quick] [--mutants] [--json]
   check sanitize [--backend B]                one small launch of every arm (run under compute-sanitizer)
-  bench conv|postconv [--backend B] [--quick] [--no-torch] [--json [FILE]] [--markdown FILE]
+  bench conv|postconv [--backend B] [--quick] [--no-torch] [--samples] [--json [FILE]] [--markdown FILE]
                                               every arm vs a device copy of the same bytes and PyTorch eager, one run
+                                              (--samples: every raw timing sample in the JSON)
   bench verdict [--backend B]                 timing self-check: same arm twice = same, scalar = slower
   notebooks run [paths…] | notebooks export <notebook> [--out DIR]
+  notebooks compare A.ipynb B.ipynb [-o out.html]
+                                              two runs' tables and timing figures side by side (cross-run)
   kernel install [--python PY] [--user|--sys-prefix|--prefix DIR]
 Environment: GDN_BACKEND=auto|cuda|host, GDN_LIBRARY=/path/to/libgdn.so`;
 
@@ -124,12 +127,12 @@ function printConvReport(report: ConvCheckReport, label: string): void {
   const byCase = new Map<string, string[]>();
   for (const r of report.results) {
     const cell = r.maxAbsError !== undefined  // the reference arm's row: its error against float64
-      ? `f64 max|err| ${r.maxAbsError?.toExponential(2)}${r.withinTolerance ? '' : ' OUT OF TOLERANCE'}`
+      ? `f64 max|err| ${r.maxAbsError?.toExponential(2)}${r.withinTolerance ? '' : ' OUT OF TOLERANCE'}${r.roundingViolations ? ` ROUNDING: ${r.roundingViolations} bf16 elements not rounded to nearest even` : ''}${r.stateMismatches ? ` STATE: ${r.stateMismatches} elements differ from the raw inputs` : ''}`
       : `${r.arm}/${r.mapping}${r.armRan !== r.arm ? `(ran ${r.armRan})` : ''} ${r.ok ? 'ok' : `MISMATCH out ${r.outMismatches} state ${r.stateMismatches}`}`;
     byCase.set(r.case, [...(byCase.get(r.case) ?? []), cell]);
   }
   for (const [name, cells] of byCase) {
-    const bad = cells.filter((c) => /MISMATCH|OUT OF/.test(c));
+    const bad = cells.filter((c) => /MISMATCH|OUT OF|ROUNDING:|STATE:/.test(c));
     console.log(`${bad.length ? 'FAIL' : 'ok  '} ${name}: ${bad.length ? bad.join('; ') : cells[0]}`);
   }
   for (const x of report.crossBackend) {
@@ -191,6 +194,21 @@ async function checkRaceCommand(args: Args): Promise<number> {
   const bad = results.filter((r) => r.mapping !== 'exact-racy' && r.corruptedRuns > 0).length;
   if (args.flags.has('json')) console.log(JSON.stringify({ backend: backend.kind, device: backend.info().name, revision: revision(), arithmetic: ARITHMETIC_VERSION, results }, null, 2));
   return bad ? 1 : 0;
+}
+
+/**
+ * Exits with `code` once stdout and stderr have flushed everything written so far. On pipes both
+ * streams are asynchronous, so a bare process.exit() after a large write truncates the output.
+ */
+export function exitAfterDrain(code: number, streams: NodeJS.WriteStream[] = [process.stdout, process.stderr]): void {
+  process.exitCode = code;
+  let pending = streams.length;
+  const done = () => {
+    pending -= 1;
+    if (pending === 0) process.exit(code);
+  };
+  // A write's callback runs after every earlier write on that stream has been handed to the OS.
+  for (const s of streams) s.write('', done);
 }
 
 export async function main(argv: string[]): Promise<number> {

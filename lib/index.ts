@@ -37,6 +37,8 @@ export { plotTiming, plotUlpHistogram, plotMismatchMap, standaloneHtml, Figure }
 export { table, renderTable } from './view/table';
 export { progress } from './view/progress';
 export { display, inKernel } from './view/display';
+export { showDiagram, svgToPng } from './view/png';
+export { runInfo, showRunInfo, RunInfo, RUN_INFO_MIME } from './view/run-info';
 export { raceTrials, raceCase, RaceTrialsResult } from './check/race';
 export { benchConv, benchPostconv, benchMarkdown } from './bench/bench';
 export { runConvMutants, MutantOutcome } from './check/mutants';

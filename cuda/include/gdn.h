@@ -363,11 +363,17 @@ typedef struct gdn_timing_config {
   int32_t rounds;       /* each round launches every op once, in order (arms interleaved) */
   int32_t flush_l2;     /* 1: before each launch, outside the timed region, overwrite an L2-sized buffer */
   int32_t rotate_order; /* 1: round r starts at op (r mod n_ops), so no op always follows the flush or another */
-  int32_t reserved;
+  int32_t graph_launches; /* 0: one timed launch per sample. G > 0 (at most 1000): each sample is one replay of a
+                           * CUDA graph of G back-to-back launches of the op, divided by G, which removes the
+                           * launch overhead of short kernels (L2 warm after the first launch; a flush, when
+                           * asked for, runs before the replay). The host backend runs the op G times
+                           * back to back and divides likewise (it has no launches to remove). This member
+                           * was `reserved` (always 0) before: same layout, same ABI. */
 } gdn_timing_config;
 
 /* Times n_ops ops for cfg->rounds rounds. samples_us (host, rounds*n_ops floats) receives the time of
- * op i in round r at [r*n_ops + i]: CUDA events around the single launch on the CUDA backend, a
+ * op i in round r at [r*n_ops + i] (per launch, in graph mode the replay's time / graph_launches):
+ * CUDA events around the single launch (or graph replay) on the CUDA backend, a
  * monotonic clock around the call on the host backend. Ops are validated and planned once, before
  * the first round; planning is never inside a timed region. */
 GDN_API gdn_status gdn_time_ops(gdn_backend* backend, const gdn_op* ops, int32_t n_ops,

@@ -5,7 +5,11 @@
 //   1. warm-up for a time budget (samples discarded), which also measures how long a round takes;
 //   2. batches of rounds; every batch times all cases in ONE timeOps call, each round launching every
 //      case once (rotated start), so clock drift and thermal changes hit all arms alike;
-//      cold mode (default) flushes L2 before each launch outside the timed region, hot mode does not;
+//      cold mode (default) flushes L2 before each launch outside the timed region, hot ('warm') mode
+//      does not; mode 'both' times every case cold AND warm in the same run (alternating batches),
+//      so the two L2 states sit side by side; graphLaunches G > 0 times CUDA-graph replays of G
+//      back-to-back launches (per-launch time = replay / G: no launch overhead, warm L2; on the host
+//      backend G back-to-back runs, labelled as the emulation it is);
 //   3. after each batch it stops when every case has minSamples samples, minTimeMs of measured time
 //      and noise ≤ noiseTarget ('noise-target'), or when the wall time reaches maxTimeMs ('time-cap'),
 //      or a case reaches maxSamples ('max-samples'); the reason is reported. A kernel interrupt (or
@@ -20,16 +24,21 @@
 //             samples gives intervals far narrower than the truth).
 // The default noise target (CI half-width ≤ 1% of the median per case) keeps the ratio's CI
 // narrow enough (about ±1.4%) to decide 'same' against the ±2% band.
-// Results carry provenance (device, clocks, driver, revision, time, run id, each case's meta).
+// Results carry provenance (device, clocks, driver, revision, time, run id, each case's meta), and
+// every raw sample: result.toJSON() / result.samplesCsv() / result.save(file) export them.
+// Tables show times in µs or ms with 4 significant digits, and, when a copy op was timed in the
+// run, each case's % of the copy roofline (copy median / case median, same L2 state).
 // Comparing results of different runs is refused unless { acrossRuns: true }, and then labelled.
 
 import { randomBytes } from 'crypto';
+import * as fs from 'fs';
+import * as path from 'path';
 import * as os from 'os';
 import type { Backend, DeviceInfo, NativeOp } from '../backend';
 import { describe } from '../dtype';
 import { ARITHMETIC_VERSION, revision } from '../provenance';
 import { MIME_BUNDLE, MimeBundle, interrupted } from '../view/display';
-import { escapeXml, formatNumber, htmlTable, textTable } from '../view/format';
+import { CellFormat, escapeXml, formatDuration, formatNumber, formatPercent, htmlTable, textTable } from '../view/format';
 import { progress } from '../view/progress';
 import { NoiseMetric, RatioCI, Summary, bootstrapMedianRatio, relativeNoise, summarize } from './stats';
 
@@ -46,8 +55,18 @@ export interface TimingCase {
 export interface TimingOptions {
   /** Default: the active backend. */
   backend?: TimingBackend;
-  /** 'cold' (default): L2 flushed before each launch, outside the timed region; 'hot': no flush. */
-  mode?: 'cold' | 'hot';
+  /**
+   * 'cold' (default): L2 flushed before each launch, outside the timed region; 'hot' (or 'warm'):
+   * no flush; 'both': every case timed cold and warm in this one run (cases labelled
+   * "<label> · cold L2" and "<label> · warm L2").
+   */
+  mode?: TimingMode | 'warm';
+  /**
+   * CUDA-graph replay: each sample is one replay of a graph of this many back-to-back launches,
+   * divided by it (removes launch overhead from short kernels; L2 warm, so mode must be 'hot').
+   * true = 20. On the host backend: that many back-to-back runs per sample (no graph exists there).
+   */
+  graphLaunches?: number | boolean;
   /** Round r starts at case r mod n (default true), so no case always follows the flush or another case. */
   rotateOrder?: boolean;
   /** Warm-up wall time budget in ms (default 200; at least one round). */
@@ -103,12 +122,22 @@ export interface RunProvenance {
   arithmetic: number;
   host: string;
   node: string;
-  mode: 'cold' | 'hot';
+  mode: TimingMode;
   rotateOrder: boolean;
+  /** 0: one timed launch per sample; G: CUDA-graph replays of G launches (host: G back-to-back runs). */
+  graphLaunches: number;
+  /** How a sample was measured, in words (shown under tables and plots). */
+  method: string;
 }
+
+export type TimingMode = 'cold' | 'hot' | 'both';
 
 export interface CaseTiming {
   label: string;
+  /** The case's label as given (without the " · cold L2" suffix of mode 'both'); timeArms always sets it. */
+  base?: string;
+  /** L2 state of this case's samples: 'cold' (flushed before each launch) or 'warm'; timeArms always sets it. */
+  l2?: 'cold' | 'warm';
   runId: string;
   opKind: string;
   meta: Record<string, unknown>;
@@ -141,7 +170,8 @@ export interface StopInfo {
 }
 
 export interface TimingSettings {
-  mode: 'cold' | 'hot';
+  mode: TimingMode;
+  graphLaunches: number;
   rotateOrder: boolean;
   warmupMs: number;
   minSamples: number;
@@ -214,7 +244,7 @@ export class Comparison {
   }
 
   toString(): string {
-    const lines = [this.sentence(), `  medians ${formatNumber(this.medians[0])} µs vs ${formatNumber(this.medians[1])} µs; 'same' band ${this.band[0].toFixed(4)}–${this.band[1].toFixed(4)}; ${this.resamples} ${this.paired ? 'paired ' : ''}bootstrap resamples, seed ${this.seed}`];
+    const lines = [this.sentence(), `  medians ${formatDuration(this.medians[0])} vs ${formatDuration(this.medians[1])}; 'same' band ${this.band[0].toFixed(4)}–${this.band[1].toFixed(4)}; ${this.resamples} ${this.paired ? 'paired ' : ''}bootstrap resamples, seed ${this.seed}`];
     if (this.note) lines.push(`  ${this.note}`);
     if (this.scope === 'across runs') lines.push(`  across runs: ${this.runIds[0]} vs ${this.runIds[1]} — clocks, temperature and load may differ between them`);
     return lines.join('\n');
@@ -290,21 +320,93 @@ export class TimingResult {
     return compare(this.get(a), this.get(b), opts);
   }
 
-  /** One row per case (for table()). */
+  /** The copy case timed in this run for an L2 state (the roofline), if there is exactly one. */
+  copyCase(l2: 'cold' | 'warm'): CaseTiming | undefined {
+    const copies = this.cases.filter((c) => c.opKind === 'copy' && (c.l2 ?? 'cold') === l2);
+    return copies.length === 1 ? copies[0] : undefined;
+  }
+
+  /** % of the copy roofline of a case: copy median / case median × 100 (100% = as fast as the copy of its bytes). */
+  percentOfCopy(c: CaseTiming): number | undefined {
+    const copy = this.copyCase(c.l2 ?? 'cold');
+    return copy ? (100 * copy.stats.median) / c.stats.median : undefined;
+  }
+
+  /**
+   * One row per case (for table()): times in µs, n, noise, and — when a copy was timed in this run —
+   * '× copy' and '% of copy roofline'. In mode 'both' one row per case with its cold and warm
+   * columns side by side.
+   */
   rows(): Record<string, unknown>[] {
-    return this.cases.map((c) => ({
-      case: c.label,
-      ...scalarMeta(c.meta),
-      'median µs': c.stats.median,
-      'IQR µs': c.stats.iqr,
-      'p10 µs': c.stats.p10,
-      'p90 µs': c.stats.p90,
-      'min µs': c.stats.min,
-      'mean µs': c.stats.mean,
-      'sd µs': c.stats.sd,
-      n: c.stats.n,
-      noise: c.noise,
-    }));
+    const roofline = this.copyCase('cold') !== undefined || this.copyCase('warm') !== undefined;
+    if (this.settings.mode === 'both') {
+      const bases = [...new Set(this.cases.map((c) => c.base ?? c.label))];
+      return bases.map((base) => {
+        const cold = this.cases.find((c) => c.base === base && c.l2 === 'cold') as CaseTiming;
+        const warm = this.cases.find((c) => c.base === base && c.l2 === 'warm') as CaseTiming;
+        const row: Record<string, unknown> = {
+          case: base,
+          ...scalarMeta(cold.meta),
+          'cold median µs': cold.stats.median,
+          'cold p10 µs': cold.stats.p10,
+          'cold p90 µs': cold.stats.p90,
+          'warm median µs': warm.stats.median,
+          'warm p10 µs': warm.stats.p10,
+          'warm p90 µs': warm.stats.p90,
+          'cold ÷ warm': cold.stats.median / warm.stats.median,
+        };
+        if (roofline) {
+          row['cold % of copy roofline'] = this.percentOfCopy(cold);
+          row['warm % of copy roofline'] = this.percentOfCopy(warm);
+        }
+        row.n = Math.min(cold.stats.n, warm.stats.n);
+        row.noise = Math.max(cold.noise, warm.noise);
+        return row;
+      });
+    }
+    return this.cases.map((c) => {
+      const row: Record<string, unknown> = {
+        case: c.label,
+        ...scalarMeta(c.meta),
+        'median µs': c.stats.median,
+        'IQR µs': c.stats.iqr,
+        'p10 µs': c.stats.p10,
+        'p90 µs': c.stats.p90,
+        'min µs': c.stats.min,
+        'mean µs': c.stats.mean,
+        'sd µs': c.stats.sd,
+      };
+      if (roofline) {
+        const copy = this.copyCase(c.l2 ?? 'cold');
+        row['× copy'] = copy ? c.stats.median / copy.stats.median : undefined;
+        row['% of copy roofline'] = this.percentOfCopy(c);
+      }
+      row.n = c.stats.n;
+      row.noise = c.noise;
+      return row;
+    });
+  }
+
+  /** How the table's columns are shown: times in µs/ms, percentages, ratios. */
+  columnFormats(): Record<string, CellFormat> {
+    const fmt: Record<string, CellFormat> = { noise: (v) => (typeof v === 'number' ? formatPercent(v * 100) : '') };
+    for (const k of Object.keys(this.rows()[0] ?? {})) {
+      if (k.endsWith(' µs')) fmt[k] = (v) => (typeof v === 'number' ? formatDuration(v) : '');
+      else if (k.includes('% of copy')) fmt[k] = (v) => (typeof v === 'number' ? formatPercent(v) : '—');
+      else if (k === '× copy' || k === 'cold ÷ warm') fmt[k] = (v) => (typeof v === 'number' ? `${formatNumber(v, 3)}×` : '—');
+    }
+    return fmt;
+  }
+
+  /** Column titles without the unit (the cells carry µs or ms). */
+  private displayRows(): { columns: string[]; rows: Record<string, unknown>[]; format: Record<string, CellFormat> } {
+    const rows = this.rows();
+    const fmt = this.columnFormats();
+    const rename = (k: string) => (k.endsWith(' µs') ? k.slice(0, -3) : k);
+    const columns = Object.keys(rows[0] ?? {}).map(rename);
+    const format: Record<string, CellFormat> = {};
+    for (const [k, f] of Object.entries(fmt)) format[rename(k)] = f;
+    return { columns, rows: rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [rename(k), v]))), format };
   }
 
   /** The provenance as one line. */
@@ -322,25 +424,66 @@ export class TimingResult {
     return `stopped by ${s.reason}: ${s.detail} — ${s.batches} batches × ${s.roundsPerBatch} rounds, ${formatNumber(s.wallMs / 1000, 3)} s after ${s.warmupRounds} warm-up rounds (${formatNumber(s.warmupMs / 1000, 3)} s)`;
   }
 
+  private caption(): string {
+    return `${this.label ? `${this.label} — ` : ''}timing: ${this.provenance.method}`;
+  }
+
   toString(): string {
-    const cols = Object.keys(this.rows()[0] ?? {});
-    const title = this.label ? `${this.label} — ` : '';
-    return [`${title}timing (${this.settings.mode})`, textTable(cols, this.rows()), this.stopLine(), this.provenanceLine()].join('\n');
+    const { columns, rows, format } = this.displayRows();
+    return [this.caption(), textTable(columns, rows, { format }), this.stopLine(), this.provenanceLine()].join('\n');
   }
 
   [MIME_BUNDLE](): MimeBundle {
-    const rows = this.rows();
-    const cols = Object.keys(rows[0] ?? {});
+    const { columns, rows, format } = this.displayRows();
     const warn = this.stop.converged ? '' : `<p style="color:#b42318"><b>Not converged:</b> ${escapeXml(this.stop.detail)}</p>`;
     const html = [
       `<div class="gdnlab-timing">`,
-      htmlTable(cols, rows, { caption: `${this.label ? `${this.label} — ` : ''}timing (${this.settings.mode})`, format: { noise: 2 } }),
+      htmlTable(columns, rows, { caption: this.caption(), format }),
       warn,
       `<p style="font-size:smaller">${escapeXml(this.stopLine())}<br>${escapeXml(this.provenanceLine())}</p>`,
       `</div>`,
     ].join('\n');
     return { data: { 'text/html': html, 'text/plain': this.toString() } };
   }
+
+  /** Everything measured, raw samples included, as plain JSON (JSON.stringify(result) gives this). */
+  toJSON(): TimingExport {
+    return {
+      format: 'gdnlab-timing/1',
+      label: this.label,
+      runId: this.runId,
+      provenance: this.provenance,
+      settings: this.settings,
+      stop: this.stop,
+      cases: this.cases.map((c) => ({ label: c.label, base: c.base ?? c.label, l2: c.l2 ?? 'cold', opKind: c.opKind, meta: c.meta, stats: c.stats, noise: c.noise, measuredMs: c.measuredMs, percentOfCopy: this.percentOfCopy(c), samplesUs: c.samples })),
+    };
+  }
+
+  /** Every raw sample as CSV: one line per sample (case, l2, index in measuring order, µs), with the run's provenance as # comments. */
+  samplesCsv(): string {
+    const q = (v: string) => (/[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
+    const lines = [`# gdnlab timing run ${this.runId}: ${this.provenanceLine()}`, `# ${this.provenance.method}`, 'case,l2,op,sample,us'];
+    for (const c of this.cases) c.samples.forEach((v, i) => lines.push(`${q(c.base ?? c.label)},${c.l2 ?? 'cold'},${c.opKind},${i},${v}`));
+    return lines.join('\n') + '\n';
+  }
+
+  /** Writes the raw samples: FILE.csv as CSV, anything else (FILE.json) as JSON. Returns the path. */
+  save(file: string): string {
+    if (typeof file !== 'string' || file === '') throw new TypeError('file: expected a path ending in .json or .csv');
+    fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    fs.writeFileSync(file, file.toLowerCase().endsWith('.csv') ? this.samplesCsv() : JSON.stringify(this.toJSON(), null, 1) + '\n');
+    return path.resolve(file);
+  }
+}
+
+export interface TimingExport {
+  format: 'gdnlab-timing/1';
+  label: string | undefined;
+  runId: string;
+  provenance: RunProvenance;
+  settings: TimingSettings;
+  stop: StopInfo;
+  cases: { label: string; base: string; l2: 'cold' | 'warm'; opKind: string; meta: Record<string, unknown>; stats: Summary; noise: number; measuredMs: number; percentOfCopy: number | undefined; samplesUs: number[] }[];
 }
 
 function scalarMeta(meta: Record<string, unknown>): Record<string, unknown> {
@@ -368,7 +511,18 @@ function newRunId(date: Date): string {
   return `${date.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${randomBytes(3).toString('hex')}`;
 }
 
-function runProvenance(info: DeviceInfo, runId: string, time: Date, mode: 'cold' | 'hot', rotateOrder: boolean): RunProvenance {
+/** How a sample is measured, in words. */
+export function timingMethod(backend: string, mode: TimingMode, graphLaunches: number): string {
+  const l2 = mode === 'cold' ? 'L2 flushed before each launch (cold)' : mode === 'hot' ? 'L2 not flushed (warm)' : 'cold L2 (flushed before each launch) and warm L2 (not flushed), alternating batches of one run';
+  if (graphLaunches > 0) {
+    return backend === 'cuda'
+      ? `CUDA-graph replay: each sample is one replay of ${graphLaunches} back-to-back launches ÷ ${graphLaunches} (launch overhead removed), L2 warm`
+      : `host backend: ${graphLaunches} back-to-back runs per sample ÷ ${graphLaunches} (CUDA-graph replay exists on CUDA only; the host has no launch overhead to remove)`;
+  }
+  return backend === 'cuda' ? `CUDA events around each launch, ${l2}` : `monotonic clock around each run on the host backend, ${l2}`;
+}
+
+function runProvenance(info: DeviceInfo, runId: string, time: Date, mode: TimingMode, rotateOrder: boolean, graphLaunches: number): RunProvenance {
   return {
     runId,
     time: time.toISOString(),
@@ -391,6 +545,8 @@ function runProvenance(info: DeviceInfo, runId: string, time: Date, mode: 'cold'
     node: process.version,
     mode,
     rotateOrder,
+    graphLaunches,
+    method: timingMethod(info.backend, mode, graphLaunches),
   };
 }
 
@@ -430,12 +586,18 @@ function checkSamples(samples: unknown, expected: number): Float32Array {
 /** Times every case, interleaved, until the noise target, a sample cap or the time cap stops it. */
 export async function timeArms(cases: TimingCase[], opts: TimingOptions = {}): Promise<TimingResult> {
   checkCases(cases);
-  const mode = opts.mode ?? 'cold';
-  if (mode !== 'cold' && mode !== 'hot') throw new TypeError(`mode: expected 'cold' or 'hot', got ${describe(opts.mode)}`);
+  const g = opts.graphLaunches;
+  const graphLaunches = g === undefined || g === false ? 0 : g === true ? 20 : g;
+  if (!Number.isInteger(graphLaunches) || graphLaunches < 0 || graphLaunches > 1000) throw new RangeError(`graphLaunches: expected true or an integer in 1..1000, got ${describe(g)}`);
+  const asked = opts.mode === 'warm' ? 'hot' : opts.mode;
+  const mode: TimingMode = asked ?? (graphLaunches ? 'hot' : 'cold');
+  if (mode !== 'cold' && mode !== 'hot' && mode !== 'both') throw new TypeError(`mode: expected 'cold', 'hot' (or 'warm') or 'both', got ${describe(opts.mode)}`);
+  if (graphLaunches && mode !== 'hot') throw new RangeError(`mode: graph replay runs ${graphLaunches} launches back to back, so L2 is warm; use mode 'hot' with graphLaunches (got '${mode}')`);
   const noiseMetric = opts.noiseMetric ?? 'ci';
   if (noiseMetric !== 'ci' && noiseMetric !== 'iqr') throw new TypeError(`noiseMetric: expected 'ci' or 'iqr', got ${describe(opts.noiseMetric)}`);
   const settings: TimingSettings = {
     mode,
+    graphLaunches,
     rotateOrder: opts.rotateOrder ?? true,
     warmupMs: positive(opts.warmupMs, 200, 'warmupMs'),
     minSamples: positive(opts.minSamples, 30, 'minSamples', true),
@@ -453,13 +615,27 @@ export async function timeArms(cases: TimingCase[], opts: TimingOptions = {}): P
   const clock = opts.clock ?? (() => performance.now());
   const aborted = () => !!opts.signal?.aborted || interrupted();
   const ops = cases.map((c) => c.op);
-  const n = cases.length;
-  const cfg = (rounds: number) => ({ rounds, flushL2: mode === 'cold', rotateOrder: settings.rotateOrder });
+  // Mode 'both': every case twice, cold then warm, timed by alternating batches of the same run.
+  const states: ('cold' | 'warm')[] = mode === 'both' ? ['cold', 'warm'] : [mode === 'cold' ? 'cold' : 'warm'];
+  const n = cases.length * states.length;
+  const caseOf = (j: number) => cases[j % cases.length];
+  const stateOf = (j: number) => states[Math.floor(j / cases.length)];
+  const labelOf = (j: number) => (mode === 'both' ? `${caseOf(j).label} · ${stateOf(j)} L2` : caseOf(j).label);
+  const cfg = (rounds: number, l2: 'cold' | 'warm') => ({ rounds, flushL2: l2 === 'cold', rotateOrder: settings.rotateOrder, graphLaunches });
+  /** One timeOps call per L2 state (alternating which goes first), samples appended per case. */
+  const timeRounds = async (rounds: number, batch: number, keep: (j: number, v: number) => void) => {
+    const order = batch % 2 === 0 ? states : [...states].reverse();
+    for (const l2 of order) {
+      const got = checkSamples(await backend.timeOps(ops, cfg(rounds, l2)), rounds * cases.length);
+      const offset = states.indexOf(l2) * cases.length;
+      for (let r = 0; r < rounds; r++) for (let i = 0; i < cases.length; i++) keep(offset + i, got[r * cases.length + i]);
+    }
+  };
 
   const started = new Date();
   const runId = opts.runId ?? newRunId(started);
-  const provenance = runProvenance(backend.info(), runId, started, mode, settings.rotateOrder);
-  const samples: number[][] = cases.map(() => []);
+  const provenance = runProvenance(backend.info(), runId, started, mode, settings.rotateOrder, graphLaunches);
+  const samples: number[][] = Array.from({ length: n }, () => []);
   const measured = new Float64Array(n);
   const stop: StopInfo = { reason: 'time-cap', detail: '', converged: false, batches: 0, rounds: 0, roundsPerBatch: 0, warmupRounds: 0, warmupMs: 0, wallMs: 0 };
   const noise = () => samples.map((s) => relativeNoise(s, noiseMetric));
@@ -468,10 +644,13 @@ export async function timeArms(cases: TimingCase[], opts: TimingOptions = {}): P
     const after = backend.info();
     provenance.clocksAfter = { smClockMhz: after.smClockMhz, memClockMhz: after.memClockMhz };
     const finalNoise = noise();
-    const timed: CaseTiming[] = cases.map((c, i) => {
+    const timed: CaseTiming[] = samples.map((_, i) => {
+      const c = caseOf(i);
       const meta = { ...(c.meta ?? {}) };
       return {
-        label: c.label,
+        label: labelOf(i),
+        base: c.label,
+        l2: stateOf(i),
         runId,
         opKind: c.op.kind,
         meta,
@@ -479,14 +658,14 @@ export async function timeArms(cases: TimingCase[], opts: TimingOptions = {}): P
         stats: summarize(samples[i]),
         noise: finalNoise[i],
         measuredMs: measured[i],
-        provenance: { ...provenance, ...meta, label: c.label, opKind: c.op.kind },
+        provenance: { ...provenance, ...meta, label: labelOf(i), opKind: c.op.kind, l2: stateOf(i) },
       };
     });
     return new TimingResult(opts.label, timed, provenance, stop, settings);
   };
 
   const show = opts.progress ?? true;
-  const title = `${opts.label ?? 'timing'}: ${n} case${n > 1 ? 's' : ''} (${mode})`;
+  const title = `${opts.label ?? 'timing'}: ${cases.length} case${cases.length > 1 ? 's' : ''} (${mode === 'both' ? 'cold and warm L2' : graphLaunches ? `graph replay ×${graphLaunches}` : mode})`;
   const bar = show ? progress(settings.maxTimeMs, { label: title, clock }) : undefined;
   try {
     // Warm-up: rounds doubling from 1 until the budget is spent; samples discarded.
@@ -494,7 +673,7 @@ export async function timeArms(cases: TimingCase[], opts: TimingOptions = {}): P
     let rounds = 1;
     do {
       if (aborted()) throw new TimingAborted(undefined);
-      checkSamples(await backend.timeOps(ops, cfg(rounds)), rounds * n);
+      await timeRounds(rounds, stop.warmupRounds, () => undefined);
       stop.warmupRounds += rounds;
       rounds = Math.min(rounds * 2, 1024);
     } while (clock() - w0 < settings.warmupMs);
@@ -511,14 +690,10 @@ export async function timeArms(cases: TimingCase[], opts: TimingOptions = {}): P
       }
       // The last batch stops at maxSamples rather than overshooting it.
       const R = Math.max(1, Math.min(stop.roundsPerBatch, settings.maxSamples - samples[0].length));
-      const batch = checkSamples(await backend.timeOps(ops, cfg(R)), R * n);
-      for (let r = 0; r < R; r++) {
-        for (let i = 0; i < n; i++) {
-          const v = batch[r * n + i];
-          samples[i].push(v);
-          measured[i] += v / 1000;
-        }
-      }
+      await timeRounds(R, stop.batches, (j, v) => {
+        samples[j].push(v);
+        measured[j] += v / 1000;
+      });
       stop.batches++;
       stop.rounds += R;
       const now = clock();
@@ -541,7 +716,7 @@ export async function timeArms(cases: TimingCase[], opts: TimingOptions = {}): P
         if (count < settings.minSamples) parts.push(`${count} < ${settings.minSamples} samples`);
         if (minMeasured < settings.minTimeMs) parts.push(`${formatNumber(minMeasured, 3)} < ${formatNumber(settings.minTimeMs)} ms measured`);
         if (worst > settings.noiseTarget) {
-          const noisiest = cases[nz.indexOf(worst)].label;
+          const noisiest = labelOf(nz.indexOf(worst));
           parts.push(`noise ${formatNumber(worst * 100, 3)}% > ${formatNumber(settings.noiseTarget * 100, 3)}% ('${noisiest}')`);
         }
         return parts.join(', ');

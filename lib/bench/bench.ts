@@ -48,6 +48,8 @@ export interface BenchReport {
   copies: { shape: string; medianUs: number; gbps: number }[];
   torchRows: { shape: string; medianUs: number; p10Us: number; p90Us: number; n: number }[];
   stops: { shape: string; reason: string; detail: string }[];
+  /** Every timing run with its raw samples (`--samples`), one per shape. */
+  timings?: (ReturnType<TimingResult['toJSON']> & { shape: string })[];
 }
 
 // ------------------------------------------------------------------------------------------ shapes
@@ -119,6 +121,8 @@ export interface BenchOptions {
   torch?: boolean;
   python?: string;
   timing?: TimingOptions;
+  /** Keep every timing run with its raw samples in report.timings. */
+  samples?: boolean;
   log?: (line: string) => void;
 }
 
@@ -156,6 +160,7 @@ async function timeShape(report: BenchReport, shape: string, bytes: number, opts
     }
     report.copies.push({ shape, medianUs: copyUs, gbps: bytes / (copyUs * 1e3) });
     report.stops.push({ shape, reason: result.stop.reason, detail: result.stop.detail });
+    report.timings?.push({ shape, ...result.toJSON() });
   } finally {
     copy.release();
   }
@@ -163,7 +168,7 @@ async function timeShape(report: BenchReport, shape: string, bytes: number, opts
 
 export async function benchConv(opts: BenchOptions): Promise<BenchReport> {
   const backend = opts.backend;
-  const report: BenchReport = { op: 'conv', revision: revision(), provenance: null, torch: null, rows: [], copies: [], torchRows: [], stops: [] };
+  const report: BenchReport = { op: 'conv', revision: revision(), provenance: null, torch: null, rows: [], copies: [], torchRows: [], stops: [], ...(opts.samples ? { timings: [] } : {}) };
   for (const shape of convBenchShapes(opts.quick)) {
     const T = shape.lengths.reduce((a, b) => a + b, 0);
     const K = 4;
@@ -230,7 +235,7 @@ export function postconvBenchShapes(quick = false): PostconvBenchShape[] {
 
 export async function benchPostconv(opts: BenchOptions): Promise<BenchReport> {
   const backend = opts.backend;
-  const report: BenchReport = { op: 'postconv', revision: revision(), provenance: null, torch: null, rows: [], copies: [], torchRows: [], stops: [] };
+  const report: BenchReport = { op: 'postconv', revision: revision(), provenance: null, torch: null, rows: [], copies: [], torchRows: [], stops: [], ...(opts.samples ? { timings: [] } : {}) };
   const table = arms('postconv');
   const reference = referenceArm('postconv').name;
   for (const shape of postconvBenchShapes(opts.quick)) {

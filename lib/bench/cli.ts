@@ -1,4 +1,5 @@
-// `gdnlab bench conv|postconv [--backend host|cuda] [--quick] [--no-torch] [--json FILE] [--markdown FILE]`
+// `gdnlab bench conv|postconv [--backend host|cuda] [--quick] [--no-torch] [--samples] [--json FILE] [--markdown FILE]`
+// --samples keeps every timing run with its raw samples in the JSON (report.timings).
 
 import * as fs from 'fs';
 import { Backend, activeBackend } from '../backend';
@@ -16,6 +17,7 @@ export async function benchCommand(op: 'conv' | 'postconv', args: Args): Promise
     backend,
     quick,
     torch: !args.flags.has('no-torch'),
+    samples: args.flags.has('samples'),
     log: (l: string) => console.error(l),
   };
   const report = op === 'conv' ? await benchConv(opts) : await benchPostconv(opts);

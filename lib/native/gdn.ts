@@ -198,7 +198,7 @@ const TimingConfigT = koffi.struct('gdn_timing_config', {
   rounds: 'int32_t',
   flush_l2: 'int32_t',
   rotate_order: 'int32_t',
-  reserved: 'int32_t',
+  graph_launches: 'int32_t',
 });
 
 export const ArmInfoT = koffi.struct('gdn_arm_info', {

@@ -1,5 +1,6 @@
 // `gdnlab notebooks run|export ...`: the command-line side of run.ts and export.ts.
 
+import * as fs from 'fs';
 import * as path from 'path';
 import { BackendChoice, Report, runNotebooks } from './run';
 import { exportNotebook } from './export';
@@ -13,7 +14,10 @@ export const NOTEBOOKS_USAGE = `usage:
   gdnlab notebooks export NOTEBOOK.ipynb [--out DIR] [--backend auto|host|cuda] [--timeout SECONDS] [--no-execute] [--json]
       Executes the notebook and writes DIR/NAME.ipynb, DIR/NAME.html (static plots) and
       DIR/NAME.interactive.html (live plots, plotly.js embedded once), each with a provenance
-      header (revision, backend, device, date). DIR defaults to out/export.`;
+      header (revision, backend, device, date). DIR defaults to out/export.
+  gdnlab notebooks compare A.ipynb B.ipynb [-o OUT.html] [--json]
+      One HTML page with the two runs' tables and figures side by side, labelled as a cross-run
+      comparison with both runs' provenance (to OUT.html, else to stdout; --json: the pairs as JSON).`;
 
 interface Io {
   out: (line: string) => void;
@@ -48,7 +52,7 @@ function parse(args: string[]): Parsed {
       const v = Number(value());
       if (!Number.isInteger(v) || v <= 0) throw new Error(`--timeout: expected a positive whole number of seconds, got '${args[i]}'`);
       parsed.timeoutS = v;
-    } else if (arg === '--out-dir' || arg === '--out') parsed.outDir = value();
+    } else if (arg === '--out-dir' || arg === '--out' || arg === '-o') parsed.outDir = value();
     else if (arg === '--json') parsed.json = true;
     else if (arg === '--no-execute') parsed.execute = false;
     else if (arg.startsWith('-')) throw new Error(`unknown option '${arg}'`);
@@ -108,6 +112,22 @@ export async function notebooksCommand(argv: string[], io: Io = defaultIo): Prom
       });
       if (opts.json) io.out(JSON.stringify({ ...result, report: undefined }, null, 2));
       else io.out([`notebook          ${result.notebook}`, `html              ${result.html}`, `interactive html  ${result.interactiveHtml}`].join('\n'));
+      return 0;
+    }
+    if (sub === 'compare') {
+      if (opts.paths.length !== 2) throw new Error(`expected two notebooks (A and B), got ${opts.paths.length}`);
+      const { compareNotebooks, comparisonHtml } = await import('./compare');
+      const c = compareNotebooks(opts.paths[0], opts.paths[1]);
+      if (opts.json) {
+        io.out(JSON.stringify(c, null, 1));
+        return 0;
+      }
+      const html = comparisonHtml(c);
+      if (opts.outDir) {
+        fs.mkdirSync(path.dirname(path.resolve(opts.outDir)), { recursive: true });
+        fs.writeFileSync(opts.outDir, html);
+        io.err(`${c.label}: ${c.pairs.length} pairs of outputs → ${opts.outDir}`);
+      } else io.out(html);
       return 0;
     }
     io.err(`gdnlab notebooks: unknown command '${sub}'\n${NOTEBOOKS_USAGE}`);

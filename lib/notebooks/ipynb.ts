@@ -101,22 +101,28 @@ export function hasMime(out: Output, mime: string): boolean {
   return out.data !== undefined && Object.prototype.hasOwnProperty.call(out.data, mime);
 }
 
-/** The plots of a notebook: per cell with a plotly output, whether it also has a static image output. */
+/**
+ * The figures of a notebook, per cell with a plotly output: a figure is ONE output carrying the
+ * plotly JSON, a PNG (shown untrusted) and an SVG (lib/view/plot.ts), never a second image output.
+ */
 export interface PlotCheck {
   cell: number;
   plotlyOutputs: number;
-  /** Outputs with an SVG (or PNG) image that are separate from the plotly outputs. */
-  staticImageOutputs: number;
+  /** Plotly outputs that carry both image/png and image/svg+xml themselves. */
+  withStaticImages: number;
+  /** Image outputs in the cell without plotly JSON (a second copy of a figure). */
+  separateImageOutputs: number;
 }
 
 export function plotChecks(nb: Notebook): PlotCheck[] {
   const checks: PlotCheck[] = [];
   nb.cells.forEach((cell, index) => {
     const outs = cell.outputs ?? [];
-    const plotly = outs.filter((o) => hasMime(o, PLOTLY_MIME)).length;
-    if (plotly === 0) return;
-    const images = outs.filter((o) => !hasMime(o, PLOTLY_MIME) && (hasMime(o, SVG_MIME) || hasMime(o, PNG_MIME))).length;
-    checks.push({ cell: index, plotlyOutputs: plotly, staticImageOutputs: images });
+    const plotly = outs.filter((o) => hasMime(o, PLOTLY_MIME));
+    if (plotly.length === 0) return;
+    const withStaticImages = plotly.filter((o) => hasMime(o, PNG_MIME) && hasMime(o, SVG_MIME)).length;
+    const separateImageOutputs = outs.filter((o) => !hasMime(o, PLOTLY_MIME) && (hasMime(o, SVG_MIME) || hasMime(o, PNG_MIME))).length;
+    checks.push({ cell: index, plotlyOutputs: plotly.length, withStaticImages, separateImageOutputs });
   });
   return checks;
 }

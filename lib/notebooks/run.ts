@@ -6,7 +6,7 @@ import { spawn } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { CellError, errorOutputs, codeCells, readNotebook } from './ipynb';
+import { CellError, Notebook, errorOutputs, codeCells, readNotebook, writeNotebook } from './ipynb';
 import { jupyterPython, nbtoolPath } from './paths';
 
 export type BackendChoice = 'auto' | 'host' | 'cuda';
@@ -50,6 +50,29 @@ export interface Report {
   durationS: number;
   /** The last lines nbclient and the kernel wrote to stderr (for diagnosing a failed run). */
   stderrTail: string;
+  /** The run's facts (backend, device, revision, date) from the notebook's first output, plus its wall time. */
+  provenance?: Record<string, unknown>;
+}
+
+/** The mime type of gdn.showRunInfo()'s facts (lib/view/run-info.ts; not imported: no native code here). */
+export const RUN_INFO_MIME = 'application/vnd.gdnlab.run-info+json';
+
+/**
+ * Copies the facts of the notebook's first gdn.showRunInfo() output into metadata.gdnlab.provenance,
+ * with the notebook's wall time, so that the file says where its outputs came from.
+ */
+export function recordProvenance(nb: Notebook, wallS: number): Record<string, unknown> | undefined {
+  for (const { cell } of codeCells(nb)) {
+    for (const o of cell.outputs ?? []) {
+      const facts = o.data?.[RUN_INFO_MIME];
+      if (facts && typeof facts === 'object') {
+        const provenance = { ...(facts as Record<string, unknown>), wallS: Math.round(wallS * 10) / 10, runner: 'gdnlab notebooks run' };
+        nb.metadata.gdnlab = { ...((nb.metadata.gdnlab as object | undefined) ?? {}), provenance };
+        return provenance;
+      }
+    }
+  }
+  return undefined;
 }
 
 export const DEFAULT_MAX_NOTEBOOK_BYTES = 1_000_000;
@@ -150,8 +173,11 @@ export async function runNotebook(notebook: string, opts: RunOptions = {}): Prom
   } else if (result.report.failure) {
     problems.push(result.report.failure);
   }
+  let provenance: Record<string, unknown> | undefined;
   if (fs.existsSync(output) && result.report) {
     const nb = readNotebook(output);
+    provenance = recordProvenance(nb, result.report.durationS);
+    if (provenance) writeNotebook(output, nb);
     errors = errorOutputs(nb);
     executed = codeCells(nb).filter(({ cell }) => typeof cell.execution_count === 'number').length;
     sizeBytes = fs.statSync(output).size;
@@ -172,6 +198,7 @@ export async function runNotebook(notebook: string, opts: RunOptions = {}): Prom
     sizeBytes,
     durationS: result.report?.durationS ?? (Date.now() - started) / 1000,
     stderrTail: tail(result.stderr, 40),
+    provenance,
   };
   opts.log?.(`${report.ok ? 'ok' : 'FAILED'} ${path.basename(input)} in ${report.durationS.toFixed(1)} s, ${sizeBytes} bytes${report.ok ? '' : ': ' + problems.join('; ')}`);
   return report;

@@ -71,11 +71,3 @@ export function newDisplayId(prefix = 'gdnlab'): string {
 export function hasMimeBundle(value: unknown): value is { [MIME_BUNDLE](): MimeBundle } {
   return !!value && typeof (value as Record<symbol, unknown>)[MIME_BUNDLE] === 'function';
 }
-
-/**
- * The value to return from a function that has already displayed its outputs: as a cell's last
- * value it shows one short line instead of the outputs a second time.
- */
-export function shownMarker(text: string): MimeBundle {
-  return { data: { 'text/plain': text } };
-}

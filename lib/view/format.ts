@@ -6,18 +6,43 @@ export function escapeXml(text: string): string {
 }
 
 /**
- * A number for people: integers in full (with thin grouping when large), other values with
- * `digits` significant digits, exponent notation outside [1e-3, 1e6). NaN and ±Inf as words.
+ * A number for people: whole numbers in full (thousands separated when over 4 digits), other values with
+ * `digits` significant digits and never in exponent notation between 0.001 and 10^9 (values of
+ * 10^digits or more are rounded to whole numbers and grouped: 17,702, not 1.770e+4). Exponent
+ * notation only below 0.001 or from 10^9 on. NaN and ±Inf as words.
  */
 export function formatNumber(x: number, digits = 4): string {
   if (Number.isNaN(x)) return 'NaN';
   if (x === Infinity) return 'Inf';
   if (x === -Infinity) return '-Inf';
+  // Counts and sizes are exact: whole numbers in full, grouped.
   if (Number.isInteger(x) && Math.abs(x) < 1e15) return groupThousands(x);
   const ax = Math.abs(x);
-  if (ax !== 0 && (ax < 1e-3 || ax >= 1e6)) return x.toExponential(Math.max(digits - 1, 0)).replace(/\.?0+e/, 'e').replace('e+', 'e');
+  if (ax !== 0 && (ax < 1e-3 || ax >= 1e9)) return x.toExponential(Math.max(digits - 1, 0)).replace(/\.?0+e/, 'e').replace('e+', 'e');
+  if (ax >= 10 ** digits) return groupThousands(Math.round(x));
   const s = x.toPrecision(digits);
-  return s.includes('e') ? s : s.replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, '');
+  return s.replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, '');
+}
+
+/**
+ * A duration given in µs, as people read it: 4 significant digits in µs below 1 ms, in ms below
+ * 1 s, else in s ("0.8123 µs", "412.3 µs", "17.70 ms", "2.345 s"); trailing zeros kept, so the
+ * precision shows.
+ */
+export function formatDuration(us: number, digits = 4): string {
+  if (!Number.isFinite(us)) return formatNumber(us);
+  const ax = Math.abs(us);
+  const [v, unit] = ax < 1000 ? [us, 'µs'] : ax < 1e6 ? [us / 1000, 'ms'] : [us / 1e6, 's'];
+  if (v === 0) return `0 ${unit}`;
+  if (Math.abs(v) < 1e-3) return `${formatNumber(v, digits)} ${unit}`;
+  const s = Math.abs(v) >= 10 ** digits ? groupThousands(Math.round(v)) : v.toPrecision(digits);
+  return `${s} ${unit}`;
+}
+
+/** A percentage with 3–4 significant digits ("97.3%", "112.4%", "0.512%"). */
+export function formatPercent(p: number): string {
+  if (!Number.isFinite(p)) return formatNumber(p);
+  return `${formatNumber(p, Math.abs(p) >= 100 ? 4 : 3)}%`;
 }
 
 function groupThousands(n: number): string {

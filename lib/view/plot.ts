@@ -1,13 +1,17 @@
 // Figures for timing distributions, ulp histograms and mismatch heat maps.
 //
-// In the gdnlab kernel a plot call makes two display_data outputs:
-//   1. `application/vnd.plotly.v1+json` ({ data, layout, config }) + text/plain: drawn live by
-//      JupyterLab's / Notebook 7's plotly renderer, which brings its own plotly.js (never embedded);
-//   2. `image/svg+xml` + text/plain: the same figure drawn offline by svg.ts, so nbconvert's HTML
-//      and GitHub show it without JavaScript.
-// Outside a kernel a plot call just returns the Figure. Outputs stay compact: numbers rounded to 4
-// significant digits, violins get at most 300 samples per arm (evenly spaced quantiles, so the
-// shape is kept), heat maps at most 40 × 80 cells.
+// In the gdnlab kernel a plot call makes ONE display_data output carrying
+//   - `application/vnd.plotly.v1+json` ({ data, layout, config }): drawn live by JupyterLab's /
+//     Notebook 7's plotly renderer, which brings its own plotly.js (never embedded);
+//   - `image/png`: the same figure rasterised offline from our SVG (png.ts), which JupyterLab shows
+//     even when the notebook is reopened untrusted, and nbconvert and GitHub show without JavaScript;
+//   - `image/svg+xml`: the static figure drawn by svg.ts (sharp in nbconvert's HTML);
+//   - `text/plain`: one line that says what the figure shows.
+// The frontend picks the richest of these it can render, so the figure appears once. As a cell's
+// last value an already shown Figure adds nothing (its bundle method returns null, which the
+// kernel takes as "no execute_result"). Outside a kernel a plot call just returns the Figure.
+// Outputs stay compact: numbers rounded to 4 significant digits, violins get at most 300 samples
+// per arm (evenly spaced quantiles, so the shape is kept), heat maps at most 40 × 80 cells.
 // standaloneHtml() writes one self-contained page that embeds plotly.js once (for export).
 
 import * as fs from 'fs';
@@ -18,10 +22,11 @@ import type { MismatchMap } from '../analysis/mismatch-map';
 import type { UlpHistogram } from '../analysis/ulp-histogram';
 import { histogramCategories } from '../analysis/ulp-histogram';
 import { quantileSorted, sorted, summarize } from '../analysis/stats';
-import { MIME_BUNDLE, MimeBundle, display, inKernel, shownMarker } from './display';
-import { escapeXml, formatValue, roundSig } from './format';
+import { MIME_BUNDLE, MimeBundle, display, inKernel } from './display';
+import { escapeXml, formatPercent, formatValue, roundSig } from './format';
 import { BarTrace, BoxTrace, HeatmapTrace, Layout, PlotlySpec, ScatterTrace, Trace, ViolinTrace, paletteColor, withAlpha } from './figure';
 import { renderSvg } from './svg';
+import { pngUnavailable, svgToPng } from './png';
 
 export const PLOTLY_MIME = 'application/vnd.plotly.v1+json';
 
@@ -33,6 +38,7 @@ export class Figure {
   readonly layout: Layout;
   readonly config: Record<string, unknown>;
   private svgCache: string | undefined;
+  private pngCache: { base64: string; width: number; height: number } | undefined;
   private shown = false;
 
   constructor(spec: PlotlySpec) {
@@ -56,26 +62,46 @@ export class Figure {
     return this.svgCache;
   }
 
-  /** Bytes the two outputs add to a notebook (JSON text of both bundles). */
+  /** The static PNG, base64 (cached); undefined when resvg cannot be loaded here. */
+  pngBase64(): string | undefined {
+    if (this.pngCache === undefined && !pngUnavailable()) {
+      const img = svgToPng(this.svg());
+      this.pngCache = { base64: img.png.toString('base64'), width: img.width, height: img.height };
+    }
+    return this.pngCache?.base64;
+  }
+
+  /** Bytes the output adds to a notebook (JSON text of its bundle). */
   outputBytes(): number {
-    return this.bundles().reduce((n, b) => n + Buffer.byteLength(JSON.stringify(b.data)), 0);
+    return Buffer.byteLength(JSON.stringify(this.bundle().data));
   }
 
-  /** The live (plotly) bundle and the static (SVG) bundle. */
-  bundles(): [MimeBundle, MimeBundle] {
-    const text = `Figure: ${this.title} (${this.data.length} trace${this.data.length === 1 ? '' : 's'})`;
-    return [
-      { data: { [PLOTLY_MIME]: this.toJSON(), 'text/plain': `${text}; static SVG in the next output` }, metadata: {} },
-      { data: { 'image/svg+xml': this.svg(), 'text/plain': `${text}, static SVG` }, metadata: {} },
-    ];
+  /** What text/plain says: the title, the traces, and which static images came along. */
+  summary(): string {
+    const traces = this.data.map((t) => t.name).filter((n): n is string => !!n);
+    const names = traces.length ? `: ${traces.slice(0, 8).join(', ')}${traces.length > 8 ? `, … (${traces.length} in all)` : ''}` : '';
+    const why = pngUnavailable();
+    return `Figure "${this.title}" (${this.data.length} trace${this.data.length === 1 ? '' : 's'}${names})${why ? ` [no PNG: ${why}]` : ''}`;
   }
 
-  /** Displays both outputs in the kernel; false (and nothing shown) outside one. */
+  /** The one output of this figure: plotly JSON, PNG, SVG and a text summary. */
+  bundle(): MimeBundle {
+    const data: Record<string, unknown> = { [PLOTLY_MIME]: this.toJSON() };
+    const metadata: Record<string, unknown> = {};
+    const png = this.pngBase64();
+    if (png && this.pngCache) {
+      data['image/png'] = png;
+      metadata['image/png'] = { width: this.pngCache.width, height: this.pngCache.height };
+    }
+    data['image/svg+xml'] = this.svg();
+    data['text/plain'] = this.summary();
+    return { data, metadata };
+  }
+
+  /** Displays the figure's one output in the kernel; false (and nothing shown) outside one. */
   show(): boolean {
     if (!inKernel()) return false;
-    const [live, still] = this.bundles();
-    display(live);
-    display(still);
+    display(this.bundle());
     this.shown = true;
     return true;
   }
@@ -84,17 +110,14 @@ export class Figure {
     return `Figure: ${this.title} (${this.data.length} traces)`;
   }
 
-  /** As a cell's last value: one line when already shown, else both outputs. */
-  [MIME_BUNDLE](): MimeBundle {
-    if (this.shown) return shownMarker(`${this.toString()} — shown above`);
-    if (inKernel()) {
-      const [live, still] = this.bundles();
-      display(live);
-      this.shown = true;
-      return still;
-    }
-    const [live, still] = this.bundles();
-    return { data: { ...live.data, ...still.data, 'text/plain': this.toString() } };
+  /**
+   * As a cell's last value: nothing when already shown (null: the kernel adds no execute_result),
+   * else the figure's one output.
+   */
+  [MIME_BUNDLE](): MimeBundle | null {
+    if (this.shown) return null;
+    if (inKernel()) this.shown = true;
+    return this.bundle();
   }
 }
 
@@ -156,8 +179,13 @@ export function plotTiming(input: TimingResult | CaseTiming[], opts: TimingPlotO
     hi = Math.max(hi, c.stats?.max ?? Math.max(...c.samples));
   }
   const logX = opts.logX === undefined || opts.logX === 'auto' ? lo > 0 && hi / lo > 20 : opts.logX;
-  const mode = result?.settings.mode ?? (cases[0].provenance?.mode as string | undefined);
-  const xTitle = `µs per launch${mode ? ` (${mode === 'cold' ? 'cold: L2 flushed before each launch' : 'hot: L2 not flushed'})` : ''}`;
+  const method = result?.provenance.method ?? (cases[0].provenance?.method as string | undefined);
+  const xTitle = `µs per launch${method ? ` — ${shorten(method, 110)}` : ''}`;
+  // Each arm's name carries its % of the copy roofline when a copy of the same bytes was timed.
+  const named = (c: CaseTiming) => {
+    const pct = result?.percentOfCopy(c);
+    return pct === undefined || c.opKind === 'copy' ? c.label : `${c.label} · ${formatPercent(pct)} of copy`;
+  };
   const data: Trace[] = [];
   const layout: Layout = {
     title: { text: opts.title ?? `${result?.label ?? 'timing'} — ${cases.length} arm${cases.length > 1 ? 's' : ''}` },
@@ -183,7 +211,7 @@ export function plotTiming(input: TimingResult | CaseTiming[], opts: TimingPlotO
       const trace: ScatterTrace = {
         type: 'scatter',
         mode: 'lines',
-        name: c.label,
+        name: named(c),
         x: edges.map((e) => roundSig(e, 5)),
         y: [...frac, frac[frac.length - 1]],
         line: { color: paletteColor(i), shape: 'hv', width: 1.5 },
@@ -203,8 +231,8 @@ export function plotTiming(input: TimingResult | CaseTiming[], opts: TimingPlotO
         const trace: ViolinTrace = {
           type: 'violin',
           orientation: 'h',
-          name: c.label,
-          y0: c.label,
+          name: named(c),
+          y0: named(c),
           x: capSamples(c.samples, maxSamples),
           points: false,
           box: { visible: true },
@@ -226,8 +254,8 @@ export function plotTiming(input: TimingResult | CaseTiming[], opts: TimingPlotO
         const trace: BoxTrace = {
           type: 'box',
           orientation: 'h',
-          name: c.label,
-          y: [c.label],
+          name: named(c),
+          y: [named(c)],
           q1: [roundSig(st.q1, 5)],
           median: [roundSig(st.median, 5)],
           q3: [roundSig(st.q3, 5)],

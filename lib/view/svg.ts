@@ -43,12 +43,14 @@ interface Scale {
 export function tickLabel(v: number): string {
   if (v === 0) return '0';
   const a = Math.abs(v);
-  if (a >= 1e5 || a < 1e-3) {
+  // Exponent notation only outside [0.001, 1e9), as everywhere in gdnlab's numbers (format.ts).
+  if (a >= 1e9 || a < 1e-3) {
     const [m, e] = v.toExponential(2).split('e');
     const mant = String(Number(m));
     return `${mant === '1' ? '' : mant === '-1' ? '-' : `${mant}×`}1e${Number(e)}`.replace('×1e', 'e');
   }
-  return String(Number(v.toPrecision(6)));
+  const x = Number(v.toPrecision(6));
+  return a >= 1e4 ? x.toLocaleString('en-US', { maximumFractionDigits: 6 }) : String(x);
 }
 
 function niceStep(span: number, target: number): number {
@@ -383,7 +385,7 @@ export function renderSvg(fig: PlotlySpec, opts: SvgOptions = {}): string {
   if (!catY) yExt = heat.length ? yExt : padExtent(yKind as 'linear' | 'log', yExt[0], yExt[1], fromZeroY);
   if (!catY && !Number.isFinite(yExt[0])) yExt = [0, 1];
   const yTickProbe = catY ? catsY : (yKind === 'log' ? logTicks(yExt[0], yExt[1], 6) : linearTicks(yExt[0], yExt[1], 6)).map(tickLabel);
-  const left = Math.min(220, Math.max(44, Math.max(0, ...yTickProbe.map((s) => textWidth(s))) + 14 + (yTitle ? 18 : 0)));
+  const left = Math.min(300, Math.max(44, Math.max(0, ...yTickProbe.map((s) => textWidth(s))) + 14 + (yTitle ? 18 : 0)));
   const right = 16 + legendW + colorbarW;
   const frame: Frame = { x0: left, x1: W - right, y0: top, y1: H - bottom };
 
@@ -428,7 +430,7 @@ export function renderSvg(fig: PlotlySpec, opts: SvgOptions = {}): string {
     if (y < frame.y0 - 0.5 || y > frame.y1 + 0.5) continue;
     if (ys.kind !== 'category') grid.push(`M${r1(frame.x0)} ${r1(y)}H${r1(frame.x1)}`);
     tickMarks.push(`M${r1(frame.x0)} ${r1(y)}h-4`);
-    labels.push(`<text x="${r1(frame.x0 - 7)}" y="${r1(y + 4)}" text-anchor="end">${escapeXml(clip(t.label, 30))}</text>`);
+    labels.push(`<text x="${r1(frame.x0 - 7)}" y="${r1(y + 4)}" text-anchor="end">${escapeXml(clip(t.label, 44))}</text>`);
   }
   if (grid.length) out.push(`<path d="${grid.join('')}" stroke="#e6e6e6" fill="none"/>`);
 

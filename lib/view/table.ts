@@ -4,7 +4,7 @@
 // call. The displayed HTML is ours (number formatting per column), not danfo's console print.
 
 import { describe } from '../dtype';
-import { MIME_BUNDLE, display, inKernel, shownMarker } from './display';
+import { MIME_BUNDLE, display, inKernel } from './display';
 import { CellFormat, htmlTable, textTable } from './format';
 
 /** The parts of a danfojs DataFrame that gdnlab uses (danfojs-node's own type is loaded lazily). */
@@ -74,8 +74,9 @@ export function toDataFrame(rows: Record<string, unknown>[], columns?: string[])
 }
 
 /**
- * Shows rows as an HTML table (display_data text/html + text/plain) and returns them as a
- * DataFrame. As a cell's last value the DataFrame then shows one line instead of a second table.
+ * Shows rows as an HTML table (one display_data: text/html + text/plain) and returns them as a
+ * DataFrame. As a cell's last value the DataFrame then adds nothing (its bundle method returns
+ * null: no execute_result), so the table appears once.
  */
 export function table(rows: Record<string, unknown>[], opts: TableOptions = {}): DataFrameLike {
   if (!Array.isArray(rows)) throw new TypeError(`rows: expected an array of objects, got ${describe(rows)}`);
@@ -98,9 +99,8 @@ export function table(rows: Record<string, unknown>[], opts: TableOptions = {}):
   const { html, text } = renderTable(rows, { ...opts, columns });
   const shown = (opts.show ?? true) && inKernel();
   if (shown) display({ data: { 'text/html': html, 'text/plain': text }, metadata: {} });
-  const summary = `DataFrame ${rows.length}×${columns.length}${opts.title ? ` (${opts.title})` : ''}`;
   Object.defineProperty(df, MIME_BUNDLE, {
-    value: () => (shown ? shownMarker(`${summary} — shown above`) : { data: { 'text/html': html, 'text/plain': text } }),
+    value: () => (shown ? null : { data: { 'text/html': html, 'text/plain': text } }),
     enumerable: false,
     configurable: true,
   });

@@ -7,6 +7,7 @@ export interface FakeCall {
   rounds: number;
   flushL2: boolean;
   rotateOrder: boolean;
+  graphLaunches: number;
   labels: (string | undefined)[];
 }
 
@@ -18,6 +19,8 @@ export class FakeTimingBackend {
   /** Called after every timeOps call (e.g. to abort). */
   onCall: ((callIndex: number) => void) | undefined;
   smClock = 1980;
+  /** Samples of a call without the L2 flush are multiplied by this (a warm cache is faster). */
+  warmFactor = 1;
 
   /** sample(caseIndex, k): the k-th sample (µs) of that case, counting warm-up. */
   constructor(private readonly sample: (caseIndex: number, k: number) => number, private readonly overheadMs = 0.05) {}
@@ -45,15 +48,15 @@ export class FakeTimingBackend {
     };
   }
 
-  async timeOps(ops: NativeOp[], cfg: { rounds: number; flushL2: boolean; rotateOrder?: boolean }): Promise<Float32Array> {
+  async timeOps(ops: NativeOp[], cfg: { rounds: number; flushL2: boolean; rotateOrder?: boolean; graphLaunches?: number }): Promise<Float32Array> {
     const n = ops.length;
     while (this.counts.length < n) this.counts.push(0);
-    this.calls.push({ rounds: cfg.rounds, flushL2: cfg.flushL2, rotateOrder: !!cfg.rotateOrder, labels: ops.map((o) => o.label) });
+    this.calls.push({ rounds: cfg.rounds, flushL2: cfg.flushL2, rotateOrder: !!cfg.rotateOrder, graphLaunches: cfg.graphLaunches ?? 0, labels: ops.map((o) => o.label) });
     const out = new Float32Array(cfg.rounds * n);
     let sum = 0;
     for (let r = 0; r < cfg.rounds; r++) {
       for (let i = 0; i < n; i++) {
-        const v = this.sample(i, this.counts[i]++);
+        const v = this.sample(i, this.counts[i]++) * (cfg.flushL2 ? 1 : this.warmFactor);
         out[r * n + i] = v;
         sum += v;
       }

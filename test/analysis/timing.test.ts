@@ -122,7 +122,7 @@ describe('timeArms with a fake backend', () => {
     assert.deepEqual(c.provenance.shape, [64, 6144]);
     assert.equal(c.provenance.device, 'Fake H200');
     assert.match(r.provenanceLine(), /Fake H200 sm_90, SM 1980 MHz/);
-    assert.match(r.toString(), /conv arms — timing \(cold\)/);
+    assert.match(r.toString(), /conv arms — timing: CUDA events around each launch, L2 flushed before each launch \(cold\)/);
     assert.throws(() => r.get('nope'), /no case 'nope'/);
   });
 
@@ -167,7 +167,9 @@ describe('timeArms with a fake backend', () => {
     await assert.rejects(timeArms([{ label: 'a', op: fakeOp('a') }, { label: 'a', op: fakeOp('a') }], o), /cases\[1\].label: 'a' is used twice/);
     await assert.rejects(timeArms([{ label: '', op: fakeOp('a') }], o), /cases\[0\].label/);
     await assert.rejects(timeArms([{ label: 'a', op: null as never }], o), /cases\[0\].op/);
-    await assert.rejects(timeArms(cases(1), { ...o, mode: 'warm' as never }), /mode: expected 'cold' or 'hot'/);
+    await assert.rejects(timeArms(cases(1), { ...o, mode: 'lukewarm' as never }), /mode: expected 'cold', 'hot' \(or 'warm'\) or 'both'/);
+    await assert.rejects(timeArms(cases(1), { ...o, mode: 'cold', graphLaunches: 10 }), /mode: graph replay runs 10 launches back to back, so L2 is warm/);
+    await assert.rejects(timeArms(cases(1), { ...o, graphLaunches: 1001 }), /graphLaunches: expected true or an integer in 1\.\.1000/);
     await assert.rejects(timeArms(cases(1), { ...o, minSamples: 2.5 }), /minSamples/);
     const broken = new FakeTimingBackend(() => NaN);
     await assert.rejects(timeArms(cases(1), { backend: broken, clock: broken.clock, progress: false }), /sample 0 is NaN/);
@@ -202,6 +204,8 @@ describe('compare', () => {
       const samples = (m === 100 ? spread : [...spread].reverse()).map((v) => (v * m) / 100);
       return {
       label,
+      base: label,
+      l2: 'cold' as const,
       runId: 'run-1',
       opKind: 'copy',
       meta: {},
@@ -218,7 +222,7 @@ describe('compare', () => {
   });
 
   it('too few samples are always "unclear", whatever the interval says', () => {
-    const mk = (label: string, samples: number[]) => ({ label, runId: 'r', opKind: 'copy', meta: {}, samples, stats: summarize(samples), noise: 1, measuredMs: 0, provenance: {} as never });
+    const mk = (label: string, samples: number[]) => ({ label, base: label, l2: 'cold' as const, runId: 'r', opKind: 'copy', meta: {}, samples, stats: summarize(samples), noise: 1, measuredMs: 0, provenance: {} as never });
     const c = compare(mk('a', [100, 100.5, 101]), mk('b', [200, 201, 202]));
     assert.ok(c.ci[0] < 0.6, 'the interval alone would say faster');
     assert.equal(c.verdict, 'unclear');
@@ -240,5 +244,77 @@ describe('compare', () => {
     assert.match(c.toString(), /across runs/);
     assert.match(String(c[MIME_BUNDLE]().data['text/html']), /Across runs/);
     assert.throws(() => compare(r1.cases[0], r1.cases[0], { band: 2 }), /band/);
+  });
+
+  it("mode 'both': cold and warm L2 in one run, side by side, each against the copy of its L2 state", async () => {
+    const fake = new FakeTimingBackend((i) => [100, 50][i]);
+    fake.warmFactor = 0.5;
+    const cs = [
+      { label: 'arm', op: fakeOp('arm'), meta: { arm: 'arm' } },
+      { label: 'copy', op: { kind: 'copy' as const, args: { dst: 0, src: 0, bytes: 0 }, label: 'copy' }, meta: {} },
+    ];
+    cs[0].op = { ...cs[0].op, kind: 'conv' as never };
+    const r = await timeArms(cs, { backend: fake, clock: fake.clock, progress: false, warmupMs: 0, roundsPerBatch: 10, minTimeMs: 0, mode: 'both' });
+    assert.deepEqual(r.cases.map((c) => c.label), ['arm · cold L2', 'copy · cold L2', 'arm · warm L2', 'copy · warm L2']);
+    assert.deepEqual(r.cases.map((c) => [c.base, c.l2]), [['arm', 'cold'], ['copy', 'cold'], ['arm', 'warm'], ['copy', 'warm']]);
+    // Every batch is two timeOps calls, one flushed and one not, in alternating order.
+    const flags = fake.calls.map((c) => c.flushL2);
+    assert.ok(flags.filter((f) => f).length === flags.filter((f) => !f).length, `calls: ${flags}`);
+    assert.equal(r.get('arm · cold L2').stats.median, 100);
+    assert.equal(r.get('arm · warm L2').stats.median, 50);
+    const rows = r.rows();
+    assert.equal(rows.length, 2);
+    assert.equal(rows[0]['cold median µs'], 100);
+    assert.equal(rows[0]['warm median µs'], 50);
+    assert.equal(rows[0]['cold ÷ warm'], 2);
+    assert.equal(rows[0]['cold % of copy roofline'], 50);
+    assert.equal(rows[0]['warm % of copy roofline'], 50);
+    const text = r.toString();
+    assert.match(text, /cold L2 \(flushed before each launch\) and warm L2 \(not flushed\)/);
+    assert.match(text, /100\.0 µs/);
+    assert.match(text, / 50% /);
+  });
+
+  it('graph replay: asks the backend for G launches per sample and labels the method', async () => {
+    const fake = new FakeTimingBackend(() => 3);
+    const r = await timeArms(cases(1), { backend: fake, clock: fake.clock, progress: false, warmupMs: 0, roundsPerBatch: 10, minTimeMs: 0, graphLaunches: 50 });
+    assert.ok(fake.calls.every((c) => c.graphLaunches === 50 && !c.flushL2));
+    assert.equal(r.settings.mode, 'hot');
+    assert.match(r.provenance.method, /^CUDA-graph replay: each sample is one replay of 50 back-to-back launches ÷ 50 \(launch overhead removed\), L2 warm$/);
+    assert.match(r.toString(), /CUDA-graph replay/);
+    assert.match(String(r[MIME_BUNDLE]().data['text/html']), /CUDA-graph replay/);
+  });
+
+  it('exports every raw sample as JSON and CSV, with % of the copy roofline', async () => {
+    const fake = new FakeTimingBackend((i, k) => [200, 100][i] + (k % 3));
+    const cs = [
+      { label: 'arm, "quoted"', op: { ...fakeOp('a'), kind: 'conv' as never }, meta: { T: 8 } },
+      { label: 'copy', op: fakeOp('copy'), meta: {} },
+    ];
+    const r = await timeArms(cs, { backend: fake, clock: fake.clock, progress: false, warmupMs: 0, roundsPerBatch: 10, minTimeMs: 0, minSamples: 30 });
+    const j = JSON.parse(JSON.stringify(r));
+    assert.equal(j.format, 'gdnlab-timing/1');
+    assert.equal(j.cases[0].samplesUs.length, r.cases[0].samples.length);
+    assert.deepEqual(j.cases[0].samplesUs, r.cases[0].samples);
+    assert.ok(Math.abs(j.cases[0].percentOfCopy - (100 * r.cases[1].stats.median) / r.cases[0].stats.median) < 1e-9);
+    assert.equal(j.provenance.runId, r.runId);
+    const csv = r.samplesCsv().trimEnd().split('\n');
+    assert.match(csv[0], /^# gdnlab timing run /);
+    assert.equal(csv[2], 'case,l2,op,sample,us');
+    assert.equal(csv.length, 3 + r.cases[0].samples.length + r.cases[1].samples.length);
+    assert.equal(csv[3], `"arm, ""quoted""",cold,conv,0,${r.cases[0].samples[0]}`);
+    const row = r.rows()[0];
+    assert.ok(Math.abs((row['% of copy roofline'] as number) - 50.2) < 1, String(row['% of copy roofline']));
+    assert.match(String(r[MIME_BUNDLE]().data['text/html']), /<th>% of copy roofline<\/th>/);
+    const os = await import('os');
+    const path = await import('path');
+    const fs = await import('fs');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gdnlab-timing-export-'));
+    try {
+      assert.deepEqual(JSON.parse(fs.readFileSync(r.save(path.join(dir, 'r.json')), 'utf8')).cases[1].samplesUs, r.cases[1].samples);
+      assert.equal(fs.readFileSync(r.save(path.join(dir, 'r.csv')), 'utf8'), r.samplesCsv());
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,8 +1,12 @@
 // In a real browser: JupyterLab from the project venv (with the plotly package's renderer) opens a
 // temporary copy of notebooks/00-quickstart.ipynb in headless Debian chromium, runs every cell on the
 // gdnlab kernel through the Run menu, and the page must show no error output, drawn plotly plots and
-// tables. The plots must survive saving and reopening, and show in the Notebook 7 interface too.
-// A screenshot goes to docs/screenshots/quickstart-jupyterlab.png.
+// tables, exactly one rendered figure per figure output and one table per table output. The plots
+// must survive saving and reopening — also reopened UNTRUSTED (file changed on disk, so its
+// signature no longer matches), where JupyterLab renders no SVG and no script, only the PNG every
+// figure output carries — and show in the Notebook 7 interface too.
+// The screenshot goes to a temporary folder; GDNLAB_UPDATE_SCREENSHOTS=1 writes
+// docs/screenshots/quickstart-jupyterlab.png instead (a test run never rewrites a tracked file).
 
 import { strict as assert } from 'assert';
 import * as fs from 'fs';
@@ -12,11 +16,13 @@ import type { Browser, Page } from 'playwright-core';
 import { projectRoot } from '../../lib/notebooks/paths';
 import { PLOTLY_MIME, errorOutputs, readNotebook } from '../../lib/notebooks/ipynb';
 import { JupyterServer, startJupyterLab } from './jupyter-server';
-import { PageFindings, closeBrowser, inspectOutputs, launchChromium, runAllCells, saveNotebook, showSavedPlot, waitForNotebookReady } from './lab-page';
+import { PageFindings, closeBrowser, inspectOutputs, launchChromium, runAllCells, saveNotebook, scrollUntilShown, showSavedPlot, waitForNotebookReady } from './lab-page';
 import { StagedNotebook, stageNotebook } from './staging';
 
 const QUICKSTART = path.join(projectRoot(), 'notebooks', '00-quickstart.ipynb');
-const SCREENSHOT = path.join(projectRoot(), 'docs', 'screenshots', 'quickstart-jupyterlab.png');
+const SCREENSHOT = process.env.GDNLAB_UPDATE_SCREENSHOTS === '1'
+  ? path.join(projectRoot(), 'docs', 'screenshots', 'quickstart-jupyterlab.png')
+  : path.join(os.tmpdir(), 'gdnlab-quickstart-jupyterlab.png');
 const KERNEL = 'gdnlab';
 
 function describeFindings(f: PageFindings, pageErrors: string[]): string {
@@ -65,6 +71,8 @@ describe('browser: notebooks/00-quickstart.ipynb in JupyterLab (headless chromiu
     if (!prompts.every((p) => /^\[\d+\]:$/.test(p))) assert.fail(`not every cell ran:\n${await context()}`);
     if (!(f.plotlySvgs > 0 && f.plotlySvgs >= f.plotlyPlots)) assert.fail(`no drawn plotly plot:\n${await context()}\nserver log:\n${server.log()}`);
     if (f.tables === 0) assert.fail(`no table shown:\n${await context()}`);
+    if (f.figureOutputs === 0 || f.renderedFigures !== f.figureOutputs) assert.fail(`expected exactly one rendered figure per figure output:\n${await context()}`);
+    if (f.tables !== f.tableOutputs) assert.fail(`expected exactly one rendered table per table in the outputs:\n${await context()}`);
 
     fs.mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
     await page.locator('.js-plotly-plot').first().scrollIntoViewIfNeeded();
@@ -92,6 +100,25 @@ describe('browser: notebooks/00-quickstart.ipynb in JupyterLab (headless chromiu
     const f = await inspectOutputs(page);
     assert.ok(f.plotlySvgs > 0, describeFindings(f, pageErrors));
     assert.ok(f.tables > 0, describeFindings(f, pageErrors));
+  });
+
+  it('reopened untrusted, still shows every figure (its PNG) once, and every table', async () => {
+    if (!server || !staged) throw new Error('set-up failed');
+    assert.ok(ranCleanly, 'the notebook did not run cleanly in JupyterLab (see above): nothing saved to reopen');
+    // A change on disk breaks the notebook's signature: JupyterLab then treats its outputs as untrusted.
+    const file = (staged as StagedNotebook).file;
+    const nb = JSON.parse(fs.readFileSync(file, 'utf8'));
+    nb.metadata.gdnlab = { ...(nb.metadata.gdnlab ?? {}), reopenedUntrusted: true };
+    fs.writeFileSync(file, JSON.stringify(nb, null, 1));
+    await page.goto(server.labUrl(staged.relPath), { waitUntil: 'domcontentloaded', timeout: 120_000 });
+    await page.waitForSelector('.jp-NotebookPanel .jp-Notebook', { timeout: 120_000 });
+    await page.waitForSelector('.jp-RenderedHTMLCommon table', { timeout: 60_000 });
+    await scrollUntilShown(page, '.jp-OutputArea-output img[src^="data:image/png"]', 60_000);
+    const f = await inspectOutputs(page);
+    assert.ok(f.figureOutputs > 0, describeFindings(f, pageErrors));
+    assert.equal(f.renderedFigures, f.figureOutputs, `one rendered figure per figure output: ${describeFindings(f, pageErrors)}`);
+    assert.ok(f.pngImages >= 1, `the figures show as PNG: ${describeFindings(f, pageErrors)}`);
+    assert.equal(f.tables, f.tableOutputs, describeFindings(f, pageErrors));
   });
 
   it('shows the saved plots and tables in the Notebook 7 interface', async () => {

@@ -170,6 +170,12 @@ export interface PageFindings {
   plotlySvgs: number;
   tables: number;
   staticImages: number;
+  /** Outputs in the notebook model that are figures (plotly JSON or an image) / the tables their HTML holds. */
+  figureOutputs: number;
+  tableOutputs: number;
+  /** Output areas that render a figure (a plotly plot or an image), and PNG images shown. */
+  renderedFigures: number;
+  pngImages: number;
 }
 
 /**
@@ -185,6 +191,7 @@ export async function inspectOutputs(page: Page): Promise<PageFindings> {
 const INSPECT_OUTPUTS = `(() => {
   const panel = document.querySelector('${CURRENT_PANEL}') || document;
   const errorTexts = [];
+  let figureOutputs = 0, tableOutputs = 0;
   const app = window.jupyterapp;
   const widget = app && app.shell.currentWidget;
   const cells = widget && widget.content && widget.content.model && widget.content.model.cells;
@@ -197,6 +204,9 @@ const INSPECT_OUTPUTS = `(() => {
           const e = o.toJSON();
           errorTexts.push('cell ' + i + ': ' + e.ename + ': ' + e.evalue);
         }
+        const d = o.toJSON().data || {};
+        if (d['application/vnd.plotly.v1+json'] || d['image/png'] || d['image/svg+xml']) figureOutputs++;
+        else if (d['text/html']) tableOutputs += ([].concat(d['text/html']).join('').match(/<table[\\s>]/g) || []).length;
       }
     }
   } else {
@@ -213,5 +223,10 @@ const INSPECT_OUTPUTS = `(() => {
     plotlySvgs: panel.querySelectorAll('.js-plotly-plot .main-svg').length,
     tables: panel.querySelectorAll('.jp-RenderedHTMLCommon table').length,
     staticImages: panel.querySelectorAll('.jp-RenderedSVG, .jp-RenderedImage').length,
+    figureOutputs,
+    tableOutputs,
+    renderedFigures: Array.from(panel.querySelectorAll('.jp-OutputArea-output'))
+      .filter((e) => e.matches('.jp-RenderedPlotly, .jp-RenderedImage, .jp-RenderedSVG') || e.querySelector('.jp-RenderedPlotly, .jp-RenderedImage, .jp-RenderedSVG')).length,
+    pngImages: panel.querySelectorAll('.jp-OutputArea-output img[src^="data:image/png"]').length,
   };
 })()`;

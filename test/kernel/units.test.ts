@@ -149,13 +149,16 @@ describe('kernel units', () => {
     });
     it('uses a mime bundle and adds text/plain when missing', () => {
       const v = { [Symbol.for('gdnlab.mimeBundle')]: () => ({ data: { 'text/markdown': '**m**' } }) };
-      const f = formatValue(v);
+      const f = formatValue(v)!;
       assert.deepStrictEqual(Object.keys(f.data).sort(), ['text/markdown', 'text/plain']);
       assert.strictEqual(f.warning, undefined);
     });
+    it('gives no execute_result for a value whose bundle method returns null (already displayed)', () => {
+      assert.strictEqual(formatValue({ [Symbol.for('gdnlab.mimeBundle')]: () => null }), null);
+    });
     it('reports a bad bundle and falls back to text/plain', () => {
       const v = { [Symbol.for('gdnlab.mimeBundle')]: () => ({ data: { notamime: 1 } }) };
-      const f = formatValue(v);
+      const f = formatValue(v)!;
       assert.deepStrictEqual(Object.keys(f.data), ['text/plain']);
       assert.match(String(f.warning), /key "notamime" is not a mime type/);
     });

@@ -24,15 +24,27 @@ function assertOutputsEverywhere(nb: Notebook, name: string): void {
   }
 }
 
+/** Every figure is one output (plotly + PNG + SVG), with no second image output and no "shown above" line; returns the figure count. */
 function assertPlotsHaveStaticTwins(nb: Notebook, name: string): number {
   const checks = plotChecks(nb);
   for (const c of checks) {
-    assert.ok(
-      c.staticImageOutputs >= c.plotlyOutputs,
-      `${name}: cell ${c.cell} has ${c.plotlyOutputs} plotly output(s) but only ${c.staticImageOutputs} separate static image output(s)`,
-    );
+    assert.equal(c.withStaticImages, c.plotlyOutputs, `${name}: cell ${c.cell}: ${c.plotlyOutputs} plotly output(s), only ${c.withStaticImages} carry their PNG and SVG`);
+    assert.equal(c.separateImageOutputs, 0, `${name}: cell ${c.cell} shows a figure twice (a separate image output)`);
+  }
+  for (const [i, cell] of nb.cells.entries()) {
+    for (const o of cell.outputs ?? []) {
+      assert.doesNotMatch(textOf(o.data?.['text/plain'] ?? ''), /shown above|in the next output/, `${name}: cell ${i} has a placeholder output`);
+    }
   }
   return checks.reduce((n, c) => n + c.plotlyOutputs, 0);
+}
+
+/** The first output names backend, device and revision, and the metadata carries them (notebooks run). */
+function assertProvenance(nb: Notebook, name: string): void {
+  const first = nb.cells.flatMap((c) => c.outputs ?? [])[0];
+  assert.ok(first?.data?.['application/vnd.gdnlab.run-info+json'], `${name}: the first output is not gdn.showRunInfo()'s`);
+  const p = (nb.metadata.gdnlab as { provenance?: Record<string, unknown> } | undefined)?.provenance;
+  assert.ok(p && p.backend && p.device && p.revision && typeof p.wallS === 'number', `${name}: metadata.gdnlab.provenance is missing or incomplete: ${JSON.stringify(p)}`);
 }
 
 describe('notebooks: headless runner (lib/notebooks/run.ts)', function () {
@@ -136,22 +148,46 @@ describe('notebooks: shipped notebooks execute headless with outputs saved', fun
       const nb = readNotebook(file);
       assertOutputsEverywhere(nb, name);
       assertPlotsHaveStaticTwins(nb, name);
+      assertProvenance(nb, name);
       assert.deepEqual(nb.cells.flatMap((c) => (c.outputs ?? []).filter((o) => o.output_type === 'error')), [], `${name} was committed with error outputs`);
     });
 
     it(`${name}: executes through the gdnlab kernel without errors; the export shows its plots as SVG`, async () => {
-      const [r] = await runNotebooks([file], { outDir: path.join(dir, 'run') });
+      const [r] = await runNotebooks([file], { outDir: path.join(dir, 'run'), backend: 'host' });
       assert.ok(r.ok, explain(r));
       const nb = readNotebook(r.output);
       assertOutputsEverywhere(nb, name);
       assert.ok(r.sizeBytes < MB, `${name} executed is ${r.sizeBytes} bytes`);
       const plots = assertPlotsHaveStaticTwins(nb, name);
+      assertProvenance(nb, name);
+      assert.equal(r.provenance?.backend, 'host', 'CI executes copies of the notebooks on the host backend');
 
       const res = await exportNotebook(r.output, { outDir: path.join(dir, 'export'), execute: false });
       const html = fs.readFileSync(res.html, 'utf8');
       assert.ok(svgImagesInHtml(html).length >= plots, `${name}: ${plots} plots but ${svgImagesInHtml(html).length} SVG images in the HTML export`);
       for (const svg of svgImagesInHtml(html)) assert.match(svg, /^(<\?xml[^>]*>\s*)?<svg/);
       assert.match(html, /class="gdnlab-provenance"/);
+
+      if (name.startsWith('01-')) {
+        // Two runs of notebook 01: the committed one (A) and the copy this test just ran (B).
+        const out = path.join(dir, 'compare-01.html');
+        const { notebooksCommand } = await import('../../lib/notebooks/cli');
+        const lines: string[] = [];
+        const status = await notebooksCommand(['compare', file, res.notebook, '-o', out], { out: (l) => lines.push(l), err: (l) => lines.push(l) });
+        assert.equal(status, 0, lines.join('\n'));
+        const page = fs.readFileSync(out, 'utf8');
+        assert.match(page, /<b>Cross-run comparison<\/b> — the two columns are <b>different runs<\/b>/);
+        const provA = (readNotebook(file).metadata.gdnlab as { provenance: Record<string, string> }).provenance;
+        const provB = (readNotebook(res.notebook).metadata.gdnlab as { provenance: Record<string, string> }).provenance;
+        for (const p of [provA, provB]) {
+          assert.ok(page.includes(`<th>date</th><td>${p.date}</td>`), `provenance ${p.date} missing`);
+          assert.ok(page.includes(`<th>revision</th><td>${p.revision}</td>`), `revision ${p.revision} missing`);
+        }
+        assert.notEqual(provA.date, provB.date, 'two different runs');
+        const figures = (page.match(/<img alt="Figure /g) ?? []).length;
+        assert.ok(figures >= 2 * plots, `${figures} figure images for ${plots} plots per run`);
+        assert.ok((page.match(/<table class="gdnlab-table">/g) ?? []).length >= 4, 'tables of both runs side by side');
+      }
     });
   }
 });

@@ -31,12 +31,14 @@ export function writeTempNotebook(dir: string, name: string, sources: string[]):
   return file;
 }
 
-/** A cell that shows a small plotly figure and its static SVG twin through the gdnlab kernel's display channel. */
+/** A cell that shows a small figure as gdnlab does: ONE output with plotly JSON, a PNG, the SVG and a text line. */
 export const PLOT_CELL = `
 const channel = (globalThis as any)[Symbol.for('gdnlab.kernel')];
 const figure = { data: [{ type: 'scatter', x: [1, 2, 3], y: [3, 1, 2], name: 'arm' }], layout: { title: { text: 'runner test plot' } } };
-channel.display({ 'application/vnd.plotly.v1+json': figure, 'text/plain': 'plotly figure' });
-channel.display({ 'image/svg+xml': '<svg xmlns="http://www.w3.org/2000/svg" width="120" height="60"><rect width="120" height="60" fill="#3366cc"/></svg>', 'text/plain': 'static plot' });
+const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="120" height="60"><rect width="120" height="60" fill="#3366cc"/></svg>';
+// A 1×1 PNG stands in for the rasterised figure (lib/view/png.ts makes the real one).
+const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+channel.display({ 'application/vnd.plotly.v1+json': figure, 'image/png': png, 'image/svg+xml': svg, 'text/plain': 'Figure "runner test plot"' });
 `;
 
 /** A cell that shows an HTML table through the display channel. */

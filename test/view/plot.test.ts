@@ -43,24 +43,27 @@ describe('plots', () => {
       assert.equal(t.type, 'violin');
       assert.ok((t as { x: number[] }).x.length <= 300);
     }
-    // Two display_data outputs: live plotly JSON (no plotly.js inside), then the static SVG.
-    assert.equal(outputs.length, 2);
-    const live = outputs[0].data;
-    assert.ok(live[PLOTLY_MIME]);
-    assert.equal(typeof live['text/plain'], 'string');
-    assert.equal(live['image/svg+xml'], undefined);
-    const spec = live[PLOTLY_MIME] as { data: unknown[]; layout: { title: { text: string } }; config: Record<string, unknown> };
+    // ONE display_data: plotly JSON (no plotly.js inside), a PNG made offline, the SVG, a text summary.
+    assert.equal(outputs.length, 1);
+    const out = outputs[0].data;
+    assert.deepEqual(Object.keys(out), [PLOTLY_MIME, 'image/png', 'image/svg+xml', 'text/plain']);
+    const spec = out[PLOTLY_MIME] as { data: unknown[]; layout: { title: { text: string } }; config: Record<string, unknown> };
     assert.deepEqual(Object.keys(spec).sort(), ['config', 'data', 'layout']);
     assert.equal(spec.layout.title.text, 'demo — 3 arms');
-    assert.ok(!JSON.stringify(live).includes('Plotly.newPlot'), 'no plotly.js in the notebook output');
-    const still = outputs[1].data;
-    parseXml(String(still['image/svg+xml']));
-    assert.equal(still[PLOTLY_MIME], undefined);
-    // As a cell's last value the figure is one line, not a third copy.
-    const last = fig[MIME_BUNDLE]();
-    assert.deepEqual(Object.keys(last.data), ['text/plain']);
-    // Compact: 3 arms × 6000 samples → well under 40 kB for both outputs.
-    assert.ok(fig.outputBytes() < 40000, `${fig.outputBytes()} bytes`);
+    assert.ok(!JSON.stringify(out).includes('Plotly.newPlot'), 'no plotly.js in the notebook output');
+    parseXml(String(out['image/svg+xml']));
+    const png = Buffer.from(String(out['image/png']), 'base64');
+    assert.equal(png.subarray(1, 4).toString('latin1'), 'PNG', 'a real PNG');
+    const meta = outputs[0].metadata?.['image/png'] as { width: number; height: number };
+    assert.equal(png.readUInt32BE(16), meta.width, 'PNG width in the metadata');
+    assert.equal(png.readUInt32BE(20), meta.height);
+    assert.match(String(out['text/plain']), /^Figure "demo — 3 arms" \(3 traces: /);
+    assert.doesNotMatch(String(out['text/plain']), /shown above|next output/);
+    // As a cell's last value the figure adds nothing (null: no execute_result).
+    assert.equal(fig[MIME_BUNDLE](), null);
+    // Compact: 3 arms × 6000 samples → the one output (JSON + PNG + SVG) well under 100 kB, the PNG under 60 kB.
+    assert.ok(fig.outputBytes() < 100_000, `${fig.outputBytes()} bytes`);
+    assert.ok(String(out["image/png"]).length < 60_000, `PNG ${String(out['image/png']).length} base64 bytes`);
   });
 
   it('timing box and histogram kinds, log axis, and no kernel → just the figure', async () => {
@@ -77,9 +80,9 @@ describe('plots', () => {
     assert.equal(h.x.length, 31);
     assert.ok(Math.abs(h.y.slice(0, 30).reduce((a, c) => a + c, 0) - 1) < 1e-3, 'fractions sum to 1');
     parseXml(hist.svg());
-    // Outside a kernel: nothing displayed, the bundle carries both renderings.
-    const bundle = box[MIME_BUNDLE]();
-    assert.ok(bundle.data[PLOTLY_MIME] && bundle.data['image/svg+xml']);
+    // Outside a kernel: nothing displayed, the bundle carries every rendering.
+    const bundle = box[MIME_BUNDLE]()!;
+    assert.ok(bundle.data[PLOTLY_MIME] && bundle.data['image/svg+xml'] && bundle.data['image/png']);
     assert.equal(box.show(), false);
     assert.throws(() => plotTiming(r, { kind: 'pie' as never }), /kind: expected 'violin', 'box' or 'histogram'/);
     assert.throws(() => plotTiming({} as never), /result: expected a TimingResult/);

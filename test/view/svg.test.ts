@@ -110,7 +110,9 @@ describe('svg renderer', () => {
   it('tick labels are short and free of float fuzz', () => {
     assert.equal(tickLabel(0.30000000000000004), '0.3');
     assert.equal(tickLabel(1e-6), '1e-6');
-    assert.equal(tickLabel(2.5e7), '2.5e7');
+    assert.equal(tickLabel(2.5e7), '25,000,000');
+    assert.equal(tickLabel(2e5), '200,000');
+    assert.equal(tickLabel(2.5e9), '2.5e9');
     assert.equal(tickLabel(1000), '1000');
     assert.equal(tickLabel(0), '0');
   });

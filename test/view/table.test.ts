@@ -1,7 +1,7 @@
 import { strict as assert } from 'assert';
 import { table, renderTable, toDataFrame } from '../../lib/view/table';
 import { MIME_BUNDLE } from '../../lib/view/display';
-import { formatNumber } from '../../lib/view/format';
+import { formatDuration, formatNumber, formatPercent } from '../../lib/view/format';
 import { withKernel } from './fake-kernel';
 
 const rows = [
@@ -33,9 +33,9 @@ describe('tables', function () {
     assert.ok(!/identical/.test(html));
     assert.match(String(outputs[0].data['text/plain']), /arm\s+median µs\s+n/);
     assert.deepEqual(df.columns, ['arm', 'median µs', 'n']);
-    // The returned DataFrame as a cell's last value is one line, not a second table.
-    const last = (df as unknown as Record<symbol, () => { data: Record<string, unknown> }>)[MIME_BUNDLE]();
-    assert.match(String(last.data['text/plain']), /DataFrame 3×3 \(conv arms\) — shown above/);
+    // The returned DataFrame as a cell's last value adds nothing (null: no execute_result, no second table).
+    const last = (df as unknown as Record<symbol, () => unknown>)[MIME_BUNDLE]();
+    assert.equal(last, null);
   });
 
   it('formats cells by function, escapes HTML, and copes with odd values', () => {
@@ -65,6 +65,18 @@ describe('tables', function () {
     assert.equal(formatNumber(2.5e-7), '2.5e-7');
     assert.equal(formatNumber(1.5e9 + 0.5), '1.5e9');
     assert.equal(formatNumber(-0.00012346), '-1.235e-4');
+    // Never exponent notation between 0.001 and 10^9 (the issue saw "1.770e+4 µs").
+    assert.equal(formatNumber(17702.4), '17,702');
+    assert.equal(formatNumber(1234567.8), '1,234,568');
+    assert.equal(formatNumber(0.001234), '0.001234');
+    assert.equal(formatNumber(999.94), '999.9');
+    for (const x of [0.0011, 0.5, 7.25, 1e4 + 0.5, 3.3e5 + 0.1, 9.99e8 + 0.5]) assert.doesNotMatch(formatNumber(x), /e/, String(x));
+    assert.equal(formatDuration(0.81234), '0.8123 µs');
+    assert.equal(formatDuration(412.34), '412.3 µs');
+    assert.equal(formatDuration(17702), '17.70 ms');
+    assert.equal(formatDuration(2_345_000), '2.345 s');
+    assert.equal(formatPercent(97.345), '97.3%');
+    assert.equal(formatPercent(112.44), '112.4%');
     assert.equal(formatNumber(NaN), 'NaN');
     assert.equal(formatNumber(Infinity), 'Inf');
   });
