@@ -12,6 +12,10 @@ export * as fused from './ops/fused';
 export { launchContract, ConvArm, ConvMapping, ConvMutant, Schedule, CONV_MAPPINGS, CONV_MUTANTS, convArms, updateArms } from './ops/conv';
 export { PostconvArm, postconvArms } from './ops/postconv';
 export { arms, armNames, armByName, referenceArm, ArmInfo, ArmOp, ARM_OPS } from './ops/arms';
+// Arms written in a cell (docs/USER-ARMS.md): gdn.conv.defineArm / gdn.postconv.defineArm, and what any arm compiles to.
+export { inspectArm, excerpt as listingExcerpt, occupancy as armOccupancy, SM_LIMITS, ArmInspection, InspectOptions, ResourceUsage, Occupancy, SmLimits } from './arms/inspect';
+export { ArmCompileError, buildRecipe, cacheDir as armCacheDir } from './arms/compile';
+export { DefinedArm, ConvArmSpec, PostconvArmSpec, undefineArm } from './arms/define';
 import { convArms as listConvArms } from './ops/conv';
 import { postconvArms as listPostconvArms } from './ops/postconv';
 /** Every conv arm's name, read from libgdn's registry each time it is accessed (same as convArms()). */

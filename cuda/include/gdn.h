@@ -48,8 +48,10 @@ typedef enum gdn_status {
   GDN_ERR_DEVICE = 5,           /* the CUDA runtime reported an error; the message holds its text */
   GDN_ERR_INVALID_BUFFER = 6,   /* an address is not inside a live buffer of this backend (freed, foreign, too short) */
   GDN_ERR_INTERNAL = 7,
-  GDN_ERR_ARM_FAULT = 8         /* an arm's body broke the execution contract (an undeclared or divergent
-                                   barrier, ...); the message names the arm and the block */
+  GDN_ERR_ARM_FAULT = 8         /* an arm faulted: its body broke the execution contract (an undeclared or
+                                   divergent barrier, ...), or a user arm failed in its worker (a bounds
+                                   violation, a signal, a CUDA error, its time limit); the message names
+                                   the arm and the fault */
 } gdn_status;
 
 /* ---------------------------------------------------------------- enums */
@@ -470,5 +472,7 @@ GDN_API gdn_status gdn_time_ops(gdn_backend* backend, const gdn_op* ops, int32_t
 #ifdef __cplusplus
 }
 #endif
+
+#include "gdn_user.h" /* arms defined at run time */
 
 #endif /* GDN_H */

@@ -9,6 +9,7 @@ import { forwardSync, ConvArm, ConvMapping, ConvMutant, ConvResult, Schedule } f
 import { arms, referenceArm } from '../ops/arms';
 import { convReference, maxError, CONV_TOLERANCE } from '../reference/conv';
 import { checkRoundingStore, countBitMismatches } from './bits';
+import { userArm } from '../arms/registry';
 
 export interface ConvCase {
   name: string;
@@ -96,7 +97,8 @@ export interface ArmMapping {
  */
 export function allArmMappings(): ArmMapping[] {
   const list: ArmMapping[] = [];
-  for (const a of arms('conv').filter((x) => !x.reference && !x.mutant)) {
+  // Arms registered at run time count while they are defined in this process (lib/arms).
+  for (const a of arms('conv').filter((x) => !x.reference && !x.mutant && (!x.user || userArm('conv', x.name)))) {
     for (const mapping of a.mappings.filter((m) => m !== 'exact-racy')) list.push({ arm: a.name, mapping });
   }
   return list;

@@ -11,6 +11,7 @@ import { PostconvArm, PostconvShape } from '../ops/postconv';
 import { postconvReference } from '../reference/postconv';
 import { maxError } from '../reference/conv';
 import { countBitMismatches } from './bits';
+import { userArm } from '../arms/registry';
 import type { Args } from '../cli';
 
 export interface PostconvCase extends PostconvShape {
@@ -121,7 +122,7 @@ export async function checkPostconv(opts: {
 }): Promise<PostconvCheckReport> {
   const cases = opts.cases ?? postconvMatrix();
   // Default: every registered arm that must equal the tree (neither the reference nor a planted mutant).
-  const arms = opts.arms ?? armTable('postconv').filter((a) => !a.reference && !a.mutant).map((a) => a.name);
+  const arms = opts.arms ?? armTable('postconv').filter((a) => !a.reference && !a.mutant && (!a.user || userArm('postconv', a.name))).map((a) => a.name);
   const mutants = new Set(armTable('postconv').filter((a) => a.mutant).map((a) => a.name));
   const results: PostconvCaseResult[] = [];
   const crossBackend: PostconvCheckReport['crossBackend'] = [];

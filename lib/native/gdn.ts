@@ -235,6 +235,25 @@ export const BufferCacheInfoT = koffi.struct('gdn_buffer_cache_info', {
   reserved: koffi.array('uint64_t', 6),
 });
 
+/** gdn_user.h: an arm defined at run time (lib/arms). */
+export const UserArmDescT = koffi.struct('gdn_user_arm_desc', {
+  op: 'int32_t',
+  threads_per_block: 'int32_t',
+  channels_per_block: 'int32_t',
+  tokens_per_program: 'int32_t',
+  mappings: 'int32_t',
+  shared_bytes: 'int32_t',
+  cooperative: 'int32_t',
+  time_limit_ms: 'int32_t',
+  requires_d128: 'int32_t',
+  reserved0: 'int32_t',
+  name: 'const char*',
+  host_module: 'const char*',
+  host_fast_module: 'const char*',
+  cuda_module: 'const char*',
+  reserved: koffi.array('int32_t', 8),
+});
+
 const TimingConfigT = koffi.struct('gdn_timing_config', {
   rounds: 'int32_t',
   flush_l2: 'int32_t',
@@ -342,6 +361,11 @@ export interface FusedArgs {
   q: number; k: number; v: number; g: number; beta: number;
 }
 export interface FusedResultStruct { arm_ran: number; threads_per_block: number; grid_x: number; grid_y: number; tokens_per_program: number }
+export interface UserArmDesc {
+  op: number; threads_per_block: number; channels_per_block: number; tokens_per_program: number; mappings: number;
+  shared_bytes: number; cooperative: number; time_limit_ms: number; requires_d128: number; reserved0: number;
+  name: string; host_module: string | null; host_fast_module: string | null; cuda_module: string | null; reserved: number[];
+}
 
 export const OP_KIND = { conv: 1, conv_update: 2, postconv: 3, copy: 4, fused: 5 } as const;
 export type OpKind = keyof typeof OP_KIND;
@@ -384,6 +408,7 @@ export interface GdnLib {
   postconvForwardRaw: Fn;
   matmulNTRaw: Fn;
   armCount: Fn;
+  armRegister: Fn;
   armInfo: Fn;
   convMutantName: Fn;
   fusedForward: Fn;
@@ -460,6 +485,7 @@ function bind(lib: LibraryHandle, libPath: string): GdnLib {
     postconvForwardRaw: lib.func('gdn_postconv_forward', st, [gdn_backend_ptr, 'void*', 'void*']),
     matmulNTRaw: lib.func('gdn_matmul_nt', st, [gdn_backend_ptr, 'void*']),
     armCount: lib.func('gdn_arm_count', 'int32_t', ['int32_t']),
+    armRegister: lib.func('gdn_arm_register', st, [koffi.pointer(UserArmDescT), koffi.out(koffi.pointer('int32_t'))]),
     armInfo: lib.func('gdn_arm_info_get', st, ['int32_t', 'int32_t', koffi.out(koffi.pointer(ArmInfoT))]),
     convMutantName: lib.func('gdn_conv_mutant_name', 'const char*', ['int32_t']),
     fusedForward: lib.func('gdn_fused_forward', st, [gdn_backend_ptr, koffi.pointer(FusedArgsT), koffi.out(koffi.pointer(FusedResultT))]),

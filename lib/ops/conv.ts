@@ -8,6 +8,8 @@ import { allocInt32, freeNative, ConvArgs, ConvUpdateArgs, LaunchContractStruct,
 import { gdnLib } from '../native/gdn';
 import { armId, armName, armNames, arms } from './arms';
 import type { NativeOp } from '../backend';
+import { userArm } from '../arms/registry';
+import { defineConvArm, ConvArmSpec, DefinedArm } from '../arms/define';
 import {
   DTYPE_CODE, Staging, backendOf, expectChoice, expectContiguous, expectDType, expectInt, expectOut, expectShape, expectTensor,
 } from './common';
@@ -365,6 +367,7 @@ export function forwardSync(inputs: ConvInputs, opts: ConvOptions = {}): ConvRes
  */
 export function prepareTimed(inputs: ConvInputs, opts: ConvOptions = {}, label?: string): NativeOp & { release(): void } {
   if (opts.schedule !== undefined && opts.schedule !== 'forward') throw new Error('schedule: timing runs blocks in their natural order');
+  if (opts.arm !== undefined) userArm('conv', opts.arm)?.prepareTiming();  // a defined arm is timed unchecked
   const p = prepare(inputs, opts);
   const kept = p.staging;
   return {
@@ -572,3 +575,13 @@ export function prepareTimedUpdate(inputs: ConvUpdateInputs, opts: ConvUpdateOpt
   };
 }
 
+
+// ------------------------------------------------------------------------------------------ user arms
+
+/**
+ * Defines (or replaces) a conv arm from a cell: a per-thread body compiled for the host (and CUDA when
+ * that is the active backend), usable as `arm: name` everywhere. See docs/USER-ARMS.md.
+ */
+export function defineArm(spec: ConvArmSpec, opts: { backend?: Backend } = {}): DefinedArm {
+  return defineConvArm(spec, opts);
+}

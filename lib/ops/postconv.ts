@@ -6,6 +6,8 @@ import { Backend, NativeOp } from '../backend';
 import { PostconvArgs, postconvArgsCodec, postconvResultCodec } from '../native/gdn';
 import { describe } from '../dtype';
 import { armId, armIsMutant, armName, armNames, arms } from './arms';
+import { userArm } from '../arms/registry';
+import { definePostconvArm, PostconvArmSpec, DefinedArm } from '../arms/define';
 import { DTYPE_CODE, Staging, backendOf, expectChoice, expectContiguous, expectDType, expectInt, expectOut, expectShape, expectTensor } from './common';
 
 /**
@@ -211,6 +213,7 @@ export function forwardSync(inputs: PostconvInputs, opts: PostconvOptions): Post
 
 /** A post-conv launch ready for the native timing loop (inputs staged once). */
 export function prepareTimed(inputs: PostconvInputs, opts: PostconvOptions, label?: string): NativeOp & { release(): void } {
+  if (opts.arm !== undefined) userArm('postconv', opts.arm)?.prepareTiming();  // a defined arm is timed unchecked
   const p = prepare(inputs, opts);
   return {
     kind: 'postconv',
@@ -227,4 +230,9 @@ export function prepareTimed(inputs: PostconvInputs, opts: PostconvOptions, labe
 export function postconvBytes(T: number, s: PostconvShape, convBytes: number, gateBytes: number, qkvBytes: number): number {
   const C = 2 * s.Hk * s.Dk + s.Hv * s.Dv;
   return T * (C * convBytes + 2 * s.Hv * gateBytes + C * qkvBytes + 2 * s.Hv * 4);
+}
+
+/** Defines (or replaces) a post-conv arm from a cell (docs/USER-ARMS.md). */
+export function defineArm(spec: PostconvArmSpec, opts: { backend?: Backend } = {}): DefinedArm {
+  return definePostconvArm(spec, opts);
 }

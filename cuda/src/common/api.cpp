@@ -4,6 +4,7 @@
 // GDN_ERR_INTERNAL.
 #include "common/backend_ops.h"
 #include "host/thread_pool.h"
+#include "user/user_arms.h"  // arms defined at run time: run in the isolation worker
 
 #include <cinttypes>
 #include <cstdlib>
@@ -455,6 +456,8 @@ GDN_API gdn_status gdn_conv_forward(gdn_backend* b, const gdn_conv_args* args, g
   return backend_call(b, "gdn_conv_forward", [&]() -> gdn_status {
     ConvPlan plan;
     gdn_status st = conv_plan(b, args, &plan);
+    if (st == GDN_OK && !user::in_worker() && user::is_user(plan.arm))
+      return user::isolated_conv_forward(b, args, contract);
     if (st == GDN_OK) st = run_conv(b, plan);
     if (st == GDN_OK && contract != nullptr) *contract = plan.contract;
     return st;
@@ -483,6 +486,7 @@ GDN_API gdn_status gdn_postconv_forward(gdn_backend* b, const gdn_postconv_args*
     PostconvPlan plan;
     gdn_status st = postconv_plan(b, args, &plan);
     if (st != GDN_OK) return st;
+    if (!user::in_worker() && user::is_user(plan.arm)) return user::isolated_postconv_forward(b, args, result);
 #if GDN_HAVE_CUDA
     if (backend_is_cuda(b)) {
       st = cuda::postconv_launch(b, plan);
@@ -550,6 +554,7 @@ GDN_API gdn_status gdn_time_ops(gdn_backend* b, const gdn_op* ops, int32_t n_ops
       const gdn_status st = plan_op(b, ops[i], i, &planned[(size_t)i]);
       if (st != GDN_OK) return st;
     }
+    if (!user::in_worker() && user::any_user_op(planned)) return user::isolated_time_ops(b, ops, n_ops, cfg, samples_us);
 #if GDN_HAVE_CUDA
     if (backend_is_cuda(b)) return cuda::time_ops(b, planned, *cfg, samples_us);
 #endif
