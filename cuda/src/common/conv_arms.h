@@ -395,7 +395,7 @@ GDN_HD inline void vec_thread(const Params& p, int64_t bx, int64_t by, int tid) 
           for (int jj = 0; jj + 1 < W; ++jj) win[i][jj] = win[i][jj + 1];
           win[i][W - 1] = rows[g].get(i);
           acc[g][i] = apply_taps<W>(wr[i], win[i], K, b[i]);
-          fast = fast && gdn_expf_fast_range(acc[g][i]);
+          fast = fast && gdn_silu_fast_range(acc[g][i]);
         }
       }
       if (fast) {

@@ -1,0 +1,453 @@
+// conv_tile.h — the per-thread body of the `tile` causal-conv arm (DOMAIN.md §3), one source for the
+// CUDA kernel and the host backend.
+//
+// Channel-last tiles: a block owns THREADS·V consecutive channels and one program of the exact
+// mapping (a run of `chunk` tokens of one sequence, chunk 0 owning the final state as in every exact
+// arm); thread i owns V consecutive channels (one V·sizeof(TX)-byte vector per token row) and walks
+// the run token by token with a K−1-value register window per channel. Rows are loaded in groups of
+// G, and the next group's loads are issued before the current group is computed (two groups in
+// flight per thread), so each thread keeps 2·G·V/2 words of loads outstanding without a staging
+// buffer in shared memory and without a block barrier (the host backend runs it as a plain loop).
+//
+// Per element the arithmetic is the reference's, in the same order: acc = bias (or 0); for j = 0..K−1
+// acc = fmaf(w[c][j], x_at(t − (K−1) + j), acc); out = round(silu(acc)) — so the bits equal scalar's.
+// The common case of SiLU (every value of a row within gdn_silu_fast_range) runs as straight-line
+// code; a row with any other value takes gdn_silu for all of its values (the same function).
+//
+// Mutants (conv_arms.h) are honoured exactly as vec honours them, so the mutant matrix applies.
+// Requires C and x_row_stride multiples of V and x, out aligned to V·sizeof(TX) (the plan checks).
+#pragma once
+
+#include "common/conv_arms.h"  // mutant codes, apply_taps, tap_of_slot
+
+namespace gdn {
+namespace conv {
+
+// V values of T as one vector access (V·sizeof(T) bytes).
+template <class T, int V>
+struct TileVec;
+
+template <int V>
+struct TileVec<bf16_bits, V> {
+  static_assert(V == 2 || V == 4 || V == 8, "bf16 tile vectors hold 2, 4 or 8 channels");
+  uint32_t u[V / 2];
+  GDN_HDI float get(int i) const { return bf16_to_f32((uint16_t)(u[i >> 1] >> ((i & 1) * 16))); }
+  GDN_HDI void load(const bf16_bits* src) {
+#if defined(__CUDA_ARCH__)
+    if constexpr (V == 8) {
+      const uint4 q = __ldg(reinterpret_cast<const uint4*>(src));
+      u[0] = q.x; u[1] = q.y; u[2] = q.z; u[3] = q.w;
+    } else if constexpr (V == 4) {
+      const uint2 q = __ldg(reinterpret_cast<const uint2*>(src));
+      u[0] = q.x; u[1] = q.y;
+    } else {
+      u[0] = __ldg(reinterpret_cast<const unsigned int*>(src));
+    }
+#else
+    std::memcpy(u, src, V * 2);
+#endif
+  }
+};
+
+template <int V>
+struct TileVec<float, V> {
+  static_assert(V == 2 || V == 4 || V == 8, "f32 tile vectors hold 2, 4 or 8 channels");
+  float f[V];
+  GDN_HDI float get(int i) const { return f[i]; }
+  GDN_HDI void load(const float* src) {
+#if defined(__CUDA_ARCH__)
+    if constexpr (V == 2) {
+      const float2 a = __ldg(reinterpret_cast<const float2*>(src));
+      f[0] = a.x; f[1] = a.y;
+    } else {
+      GDN_UNROLL
+      for (int k = 0; k < V / 4; ++k) {
+        const float4 a = __ldg(reinterpret_cast<const float4*>(src) + k);
+        f[4 * k] = a.x; f[4 * k + 1] = a.y; f[4 * k + 2] = a.z; f[4 * k + 3] = a.w;
+      }
+    }
+#else
+    std::memcpy(f, src, V * 4);
+#endif
+  }
+};
+
+// Stores of V results, rounded once to TO. Written as PTX vector stores on the GPU (a plain vector
+// assignment was split into 32-bit stores by NVVM, see conv_arms.h store8).
+template <int V>
+GDN_HDI void tile_store(bf16_bits* dst, const float (&y)[V]) {
+  uint32_t u[V / 2];
+  GDN_UNROLL
+  for (int i = 0; i < V / 2; ++i) u[i] = f32x2_to_bf16x2(y[2 * i], y[2 * i + 1]);
+#if defined(__CUDA_ARCH__)
+  if constexpr (V == 8)
+    asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(dst), "r"(u[0]), "r"(u[1]), "r"(u[2]), "r"(u[3]) : "memory");
+  else if constexpr (V == 4)
+    asm volatile("st.global.v2.u32 [%0], {%1, %2};" ::"l"(dst), "r"(u[0]), "r"(u[1]) : "memory");
+  else
+    asm volatile("st.global.u32 [%0], %1;" ::"l"(dst), "r"(u[0]) : "memory");
+#else
+  std::memcpy(dst, u, V * 2);
+#endif
+}
+template <int V>
+GDN_HDI void tile_store(float* dst, const float (&y)[V]) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (V == 2) {
+    asm volatile("st.global.v2.f32 [%0], {%1, %2};" ::"l"(dst), "f"(y[0]), "f"(y[1]) : "memory");
+  } else {
+    GDN_UNROLL
+    for (int k = 0; k < V / 4; ++k)
+      asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(dst + 4 * k), "f"(y[4 * k]), "f"(y[4 * k + 1]),
+                   "f"(y[4 * k + 2]), "f"(y[4 * k + 3])
+                   : "memory");
+  }
+#else
+  std::memcpy(dst, y, V * 4);
+#endif
+}
+
+// SiLU of the production arithmetic (detmath.h); the tuning bench substitutes version 1 to measure
+// what the new arithmetic saved.
+struct TileSilu {
+  static GDN_HDI bool fast_range(float x) { return gdn_silu_fast_range(x); }
+  static GDN_HDI float fast(float x) { return gdn_silu_fast(x); }
+  static GDN_HDI float any(float x) { return gdn_silu(x); }
+};
+
+// Launch shape of the library's tile arm (chosen with cuda/tests/tile_tune.cu on an H200).
+constexpr int kTileV = 8;        // channels per thread (one 16-byte bf16 vector)
+constexpr int kTileG = 2;        // rows per group (two groups in flight)
+constexpr int kTileThreads = 128;
+constexpr int kTileChannels = kTileV * kTileThreads;
+constexpr int kTileChunk = 64;   // tokens per exact-mapping program
+
+// kMut = false: the production instance, mutant code compiled out (p.mutant must be 0; the launcher
+// picks the kMut = true instance otherwise). Both instances do the same arithmetic per element.
+template <class TX, class TO, int W, int V = kTileV, int G = kTileG, int THREADS = kTileThreads, class S = TileSilu,
+          bool kMut = true>
+GDN_HD inline void tile_thread(const Params& p, int64_t bx, int64_t by, int tid) {
+  const int mutant = kMut ? p.mutant : 0;
+  const int64_t c_lane = (bx * THREADS + tid) * V;
+  const bool in_range = c_lane < p.C;  // C is a multiple of V: a vector is all in or all out
+  if (!in_range && mutant != kNoTailGuard) return;
+  const int64_t c0 = in_range ? c_lane : p.C - V;
+  const Span s = program_span(p, by);
+  if (s.t0 >= s.t1) return;
+  const int K = p.K;
+  const TX* w = static_cast<const TX*>(p.w);
+
+  // Weights right-aligned in W slots (slot W-1 multiplies the newest row), taps below W-K skipped.
+  float wr[V][W], win[V][W], b[V];
+  GDN_UNROLL
+  for (int i = 0; i < V; ++i) {
+    b[i] = p.bias ? load(static_cast<const TX*>(p.bias), c0 + i) : 0.0f;
+    GDN_UNROLL
+    for (int jj = 0; jj < W; ++jj) {
+      wr[i][jj] = jj >= W - K ? load(w, (c0 + i) * K + tap_of_slot(jj, W, K, mutant == kTapsReversed)) : 0.0f;
+      win[i][jj] = 0.0f;
+    }
+  }
+  const bool init = has_initial_state(p, s.seq);
+
+  widen_before_state_read(p, s);
+  const TX* x = static_cast<const TX*>(p.x);
+  // History: slot jj holds row t0 - (W - jj); rows before the sequence come from the old state.
+  GDN_UNROLL
+  for (int jj = 1; jj < W; ++jj) {
+    if (jj < W - K + 1) continue;
+    const int64_t row = s.t0 - (W - jj);
+    if (row >= s.start) {
+      TileVec<TX, V> v;
+      v.load(x + row * p.x_stride + c0);
+      GDN_UNROLL
+      for (int i = 0; i < V; ++i) win[i][jj] = v.get(i);
+    } else {
+      GDN_UNROLL
+      for (int i = 0; i < V; ++i) win[i][jj] = init ? state_row(p, s.seq, c0 + i)[K - 1 + (row - s.start)] : 0.0f;
+    }
+  }
+
+  // The hot loop walks pointers: xp at row t of x, op at row t of out (lane c_lane).
+  const int n = (int)(s.t1c - s.t0);  // tokens of this program (< 2^31)
+  const TX* xp = x + s.t0 * p.x_stride + c0;
+  TO* op = static_cast<TO*>(p.out) + s.t0 * p.C + c_lane;
+  const int64_t xs = p.x_stride, os = p.C;
+  const int64_t out_left = kMut ? p.T * p.C - (s.t0 * p.C + c_lane) : 0;  // NO_TAIL_GUARD: drop spills past out
+  auto row = [&](int k, const TileVec<TX, V>& v) {
+    float acc[V];
+    bool fast = true;
+    GDN_UNROLL
+    for (int i = 0; i < V; ++i) {
+      GDN_UNROLL
+      for (int jj = 0; jj + 1 < W; ++jj) win[i][jj] = win[i][jj + 1];
+      win[i][W - 1] = v.get(i);
+      acc[i] = apply_taps<W>(wr[i], win[i], K, b[i]);
+      fast = fast && S::fast_range(acc[i]);
+    }
+    float y[V];
+    if (fast) {
+      GDN_UNROLL
+      for (int i = 0; i < V; ++i) y[i] = S::fast(acc[i]);
+    } else {
+      GDN_UNROLL
+      for (int i = 0; i < V; ++i) y[i] = S::any(acc[i]);
+    }
+    if (!kMut || (int64_t)k * os < out_left) tile_store<V>(op + (int64_t)k * os, y);
+    if (kMut && mutant == kStateFromOutput && in_range) {
+      const int64_t t = s.t0 + k;
+      if (t >= s.end - (K - 1)) {
+        GDN_UNROLL
+        for (int i = 0; i < V; ++i) state_row(p, s.seq, c0 + i)[t - (s.end - (K - 1))] = y[i];
+      }
+    }
+  };
+  auto load_group = [&](TileVec<TX, V> (&g)[G], int k) {
+    GDN_UNROLL
+    for (int j = 0; j < G; ++j)
+      if (k + j < n) g[j].load(xp + (int64_t)(k + j) * xs);
+  };
+  auto run_group = [&](const TileVec<TX, V> (&g)[G], int k) {
+    GDN_UNROLL
+    for (int j = 0; j < G; ++j)
+      if (k + j < n) row(k + j, g[j]);
+  };
+  // Two groups in flight: group A is computed while group B's loads are outstanding, and so on.
+  TileVec<TX, V> ga[G], gb[G];
+  load_group(ga, 0);
+  for (int k = 0; k < n;) {
+    if (k + G < n) load_group(gb, k + G);
+    run_group(ga, k);
+    k += G;
+    if (k >= n) break;
+    if (k + G < n) load_group(ga, k + G);
+    run_group(gb, k);
+    k += G;
+  }
+
+  if (!in_range || !s.writes_state) return;
+  if (s.t1c == s.end) {
+    // The window ends at the sequence end: its last K-1 slots are the final state (this also covers
+    // sequences shorter than K-1, whose window still holds shifted old state).
+    GDN_UNROLL
+    for (int jj = 1; jj < W; ++jj) {
+      if (jj < W - K + 1) continue;
+      const int j = jj - (W - K + 1);
+      if (kMut && mutant == kStateFromOutput && s.end - (K - 1) + j >= s.start) continue;
+      GDN_UNROLL
+      for (int i = 0; i < V; ++i) state_row(p, s.seq, c0 + i)[j] = win[i][jj];
+    }
+  } else if (mutant != kStateFromOutput) {
+    // Chunk 0 of a longer sequence owns the state: the last K-1 inputs are rows of x.
+    for (int j = 0; j < K - 1; ++j) {
+      TileVec<TX, V> v;
+      v.load(x + (s.end - (K - 1) + j) * p.x_stride + c0);
+      GDN_UNROLL
+      for (int i = 0; i < V; ++i) state_row(p, s.seq, c0 + i)[j] = v.get(i);
+    }
+  }
+}
+
+// ================================================================= tile-smem
+// The channel-last tile of Dao-AILab's causal-conv1d channel-last kernel, in our arithmetic: a block of
+// 128 threads owns 64 channels x one 64-token program (+ the K-1 halo rows before it). Three phases
+// separated by block barriers (t.sync()):
+//   load     the (64 + W-1) x 64 input tile into shared memory with 16-byte vectors (rows before the
+//            sequence start are not loaded: they come from the old state in compute)
+//   compute  thread (pair = tid % 32, quarter = tid / 32) computes channels 2·pair, 2·pair+1 for
+//            tokens 16·quarter .. +15 from a register window (one 32-bit shared read per token for
+//            bf16), writes the rounded results into an output tile in shared memory
+//   store    the output tile to `out` with 16-byte vectors; chunk 0 writes the final state.
+// Registers: one channel pair's window and weights, so many blocks fit an SM; no mutant is compiled
+// into the kMut = false instance.
+constexpr int kTsChannels = 64;
+constexpr int kTsTokens = 64;
+constexpr int kTsThreads = 128;
+constexpr int kTsQuarter = kTsTokens / (kTsThreads / (kTsChannels / 2));  // 16 tokens per thread
+
+template <class TX, class TO, int W>
+GDN_HDI constexpr size_t tile_smem_bytes() {
+  return (size_t)(kTsTokens + W - 1) * kTsChannels * sizeof(TX) + (size_t)kTsTokens * kTsChannels * sizeof(TO);
+}
+
+template <class T>
+GDN_HDI void copy16(T* dst, const T* src) {
+#if defined(__CUDA_ARCH__)
+  *reinterpret_cast<uint4*>(dst) = __ldg(reinterpret_cast<const uint4*>(src));
+#else
+  std::memcpy(dst, src, 16);
+#endif
+}
+template <class T>
+GDN_HDI void copy16_out(T* dst, const T* src) {
+#if defined(__CUDA_ARCH__)
+  const uint4 v = *reinterpret_cast<const uint4*>(src);
+  asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(dst), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
+#else
+  std::memcpy(dst, src, 16);
+#endif
+}
+
+// Two consecutive channels from a shared row (one 32-bit read for bf16).
+GDN_HDI void pair_get(const bf16_bits* q, float& lo, float& hi) {
+  uint32_t u;
+#if defined(__CUDA_ARCH__)
+  u = *reinterpret_cast<const uint32_t*>(q);
+#else
+  std::memcpy(&u, q, 4);
+#endif
+  lo = bf16_to_f32((uint16_t)(u & 0xffffu));
+  hi = bf16_to_f32((uint16_t)(u >> 16));
+}
+GDN_HDI void pair_get(const float* q, float& lo, float& hi) {
+  lo = q[0];
+  hi = q[1];
+}
+GDN_HDI void pair_put(bf16_bits* q, float lo, float hi) {
+  const uint32_t u = f32x2_to_bf16x2(lo, hi);
+#if defined(__CUDA_ARCH__)
+  *reinterpret_cast<uint32_t*>(q) = u;
+#else
+  std::memcpy(q, &u, 4);
+#endif
+}
+GDN_HDI void pair_put(float* q, float lo, float hi) {
+  q[0] = lo;
+  q[1] = hi;
+}
+
+template <class TX, class TO, int W, class S = TileSilu, bool kMut = true, class Ctx>
+GDN_HD inline void tile_smem_thread(const Params& p, Ctx& t) {
+  const int mutant = kMut ? p.mutant : 0;
+  const int tid = t.tid();
+  const int64_t bx = t.bx();
+  const Span s = program_span(p, t.by());
+  if (s.t0 >= s.t1) return;  // block-uniform: no barrier is skipped by part of the block
+  constexpr int kRows = kTsTokens + W - 1;
+  constexpr int kInChunks = kTsChannels * (int)sizeof(TX) / 16;   // 16-byte chunks per input row
+  constexpr int kOutChunks = kTsChannels * (int)sizeof(TO) / 16;
+  constexpr int kInPer = 16 / (int)sizeof(TX), kOutPer = 16 / (int)sizeof(TO);
+  TX* xin = t.template smem<TX>();                                       // [kRows][64]
+  TO* yout = reinterpret_cast<TO*>(xin + (size_t)kRows * kTsChannels);   // [64][64]
+  const TX* x = static_cast<const TX*>(p.x);
+  const int64_t cbase = bx * kTsChannels;
+  const int64_t row0 = s.t0 - (W - 1);  // shared row 0
+
+  // ---- load
+  for (int e = tid; e < kRows * kInChunks; e += kTsThreads) {
+    const int r = e / kInChunks, ch = e % kInChunks;
+    const int64_t row = row0 + r;
+    int64_t c = cbase + (int64_t)ch * kInPer;
+    if (row < s.start || row >= s.t1c) continue;
+    if (c >= p.C) {
+      if (mutant != kNoTailGuard) continue;
+      c = p.C - kInPer;  // lanes past C read the last channels (only the mutant computes them)
+    }
+    copy16(xin + r * kTsChannels + ch * kInPer, x + row * p.x_stride + c);
+  }
+  t.sync();
+
+  // ---- compute
+  const int pair = tid % (kTsChannels / 2), quarter = tid / (kTsChannels / 2);
+  const int64_t c_lane = cbase + 2 * pair;
+  const bool in_range = c_lane < p.C;  // C is even: a pair is all in or all out
+  const int64_t c0 = in_range ? c_lane : p.C - 2;
+  const int K = p.K;
+  const bool init = has_initial_state(p, s.seq);
+  const int k0 = quarter * kTsQuarter;  // first token of this thread, relative to t0
+  float win[2][W];
+  if (in_range || mutant == kNoTailGuard) {
+    const TX* w = static_cast<const TX*>(p.w);
+    float wr[2][W], b[2];
+    GDN_UNROLL
+    for (int i = 0; i < 2; ++i) {
+      b[i] = p.bias ? load(static_cast<const TX*>(p.bias), c0 + i) : 0.0f;
+      GDN_UNROLL
+      for (int jj = 0; jj < W; ++jj) {
+        wr[i][jj] = jj >= W - K ? load(w, (c0 + i) * K + tap_of_slot(jj, W, K, mutant == kTapsReversed)) : 0.0f;
+        win[i][jj] = 0.0f;
+      }
+    }
+    if (k0 == 0) widen_before_state_read(p, s);
+    GDN_UNROLL
+    for (int jj = 1; jj < W; ++jj) {
+      if (jj < W - K + 1) continue;
+      const int64_t row = s.t0 + k0 - (W - jj);
+      if (row >= s.start) {
+        pair_get(xin + (row - row0) * kTsChannels + 2 * pair, win[0][jj], win[1][jj]);
+      } else {
+        GDN_UNROLL
+        for (int i = 0; i < 2; ++i) win[i][jj] = init ? state_row(p, s.seq, c0 + i)[K - 1 + (row - s.start)] : 0.0f;
+      }
+    }
+    const int kend = (int)(s.t1c - s.t0) < k0 + kTsQuarter ? (int)(s.t1c - s.t0) : k0 + kTsQuarter;
+    for (int k = k0; k < kend; ++k) {
+      float v0, v1;
+      pair_get(xin + (k + W - 1) * kTsChannels + 2 * pair, v0, v1);
+      GDN_UNROLL
+      for (int jj = 0; jj + 1 < W; ++jj) {
+        win[0][jj] = win[0][jj + 1];
+        win[1][jj] = win[1][jj + 1];
+      }
+      win[0][W - 1] = v0;
+      win[1][W - 1] = v1;
+      const float a0 = apply_taps<W>(wr[0], win[0], K, b[0]);
+      const float a1 = apply_taps<W>(wr[1], win[1], K, b[1]);
+      float y0, y1;
+      if (S::fast_range(a0) && S::fast_range(a1)) {
+        y0 = S::fast(a0);
+        y1 = S::fast(a1);
+      } else {
+        y0 = S::any(a0);
+        y1 = S::any(a1);
+      }
+      pair_put(yout + k * kTsChannels + 2 * pair, y0, y1);
+      if (kMut && mutant == kStateFromOutput && in_range) {
+        const int64_t tt = s.t0 + k;
+        if (tt >= s.end - (K - 1)) {
+          state_row(p, s.seq, c0)[tt - (s.end - (K - 1))] = y0;
+          state_row(p, s.seq, c0 + 1)[tt - (s.end - (K - 1))] = y1;
+        }
+      }
+    }
+  }
+  t.sync();
+
+  // ---- store
+  TO* out = static_cast<TO*>(p.out);
+  const int64_t out_elems = p.T * p.C;
+  for (int e = tid; e < kTsTokens * kOutChunks; e += kTsThreads) {
+    const int r = e / kOutChunks, ch = e % kOutChunks;
+    const int64_t tt = s.t0 + r;
+    const int64_t c = cbase + (int64_t)ch * kOutPer;
+    if (tt >= s.t1c) continue;
+    if (c >= p.C && mutant != kNoTailGuard) continue;
+    const int64_t o = tt * p.C + c;  // lanes past C (the mutant) land in row tt + 1
+    if (kMut && o + kOutPer > out_elems) continue;
+    copy16_out(out + o, yout + r * kTsChannels + ch * kOutPer);
+  }
+
+  // ---- final state: chunk 0, one thread per channel pair (the old state was read before the
+  // barrier above by this block only, so it is overwritten after every read of it)
+  if (quarter != 0 || !in_range || !s.writes_state) return;
+  float fin[2][W];
+  GDN_UNROLL
+  for (int j = 0; j + 1 < W; ++j) {
+    if (j >= K - 1) continue;
+    const int64_t row = s.end - (K - 1) + j;
+    GDN_UNROLL
+    for (int i = 0; i < 2; ++i)
+      fin[i][j] = row >= s.start ? load(x, row * p.x_stride + c0 + i)
+                                 : (init ? state_row(p, s.seq, c0 + i)[K - 1 + (row - s.start)] : 0.0f);
+  }
+  GDN_UNROLL
+  for (int j = 0; j + 1 < W; ++j) {
+    if (j >= K - 1) continue;
+    if (kMut && mutant == kStateFromOutput && s.end - (K - 1) + j >= s.start) continue;  // written in compute
+    GDN_UNROLL
+    for (int i = 0; i < 2; ++i) state_row(p, s.seq, c0 + i)[j] = fin[i][j];
+  }
+}
+
+}  // namespace conv
+}  // namespace gdn
