@@ -1,7 +1,7 @@
 // The `gdnlab` command line: facts about the backend, equivalence checks, benchmarks, notebooks.
 
 import { Backend, activeBackend, backendChoice, buildInfo, DeviceInfo } from './backend';
-import { revision } from './provenance';
+import { ARITHMETIC_VERSION, revision } from './provenance';
 import { checkConv, convMatrix, ConvCheckReport } from './check/conv';
 import { CONV_MUTANTS } from './ops/conv';
 
@@ -69,11 +69,11 @@ function formatInfo(info: DeviceInfo): string[] {
 async function info(args: Args): Promise<number> {
   const backend = pickBackend(args.flags);
   const lib = buildInfo();
-  const facts = { backend: backend.kind, choice: args.flags.has('backend') ? `${backend.kind} (--backend)` : backendChoice(), library: lib, revision: revision(), device: backend.info() };
+  const facts = { backend: backend.kind, choice: args.flags.has('backend') ? `${backend.kind} (--backend)` : backendChoice(), library: lib, revision: revision(), arithmetic: ARITHMETIC_VERSION, device: backend.info() };
   if (args.flags.has('json')) {
     console.log(JSON.stringify(facts, null, 2));
   } else {
-    console.log(`gdnlab ${revision()}`);
+    console.log(`gdnlab ${revision()} (arithmetic v${ARITHMETIC_VERSION})`);
     console.log(`backend: ${facts.choice}`);
     console.log(`library: ${lib.path} (${lib.build}, ABI ${lib.abi})`);
     for (const l of formatInfo(facts.device)) console.log(l);
@@ -85,12 +85,12 @@ function printConvReport(report: ConvCheckReport, label: string): void {
   const byCase = new Map<string, string[]>();
   for (const r of report.results) {
     const cell = r.arm === 'scalar'
-      ? `f64 max|err| ${r.maxAbsError?.toExponential(2)}${r.withinTolerance ? '' : ' OUT OF TOLERANCE'}`
+      ? `f64 max|err| ${r.maxAbsError?.toExponential(2)}${r.withinTolerance ? '' : ' OUT OF TOLERANCE'}${r.roundingViolations ? ` ROUNDING: ${r.roundingViolations} bf16 elements not rounded to nearest even` : ''}${r.stateMismatches ? ` STATE: ${r.stateMismatches} elements differ from the raw inputs` : ''}`
       : `${r.arm}/${r.mapping}${r.armRan !== r.arm ? `(ran ${r.armRan})` : ''} ${r.ok ? 'ok' : `MISMATCH out ${r.outMismatches} state ${r.stateMismatches}`}`;
     byCase.set(r.case, [...(byCase.get(r.case) ?? []), cell]);
   }
   for (const [name, cells] of byCase) {
-    const bad = cells.filter((c) => /MISMATCH|OUT OF/.test(c));
+    const bad = cells.filter((c) => /MISMATCH|OUT OF|ROUNDING:|STATE:/.test(c));
     console.log(`${bad.length ? 'FAIL' : 'ok  '} ${name}: ${bad.length ? bad.join('; ') : cells[0]}`);
   }
   for (const x of report.crossBackend) {
@@ -110,7 +110,7 @@ async function checkConvCommand(args: Args): Promise<number> {
     onCase: json ? undefined : (d, n, name) => process.stderr.write(`\r[${d}/${n}] ${name}`.padEnd(70) + (d === n ? '\n' : '')),
   });
   let failed = report.failures.length + report.crossBackend.filter((x) => !x.ok).length;
-  const out: Record<string, unknown> = { backend: backend.kind, revision: revision(), device: backend.info().name, equivalence: report };
+  const out: Record<string, unknown> = { backend: backend.kind, revision: revision(), arithmetic: ARITHMETIC_VERSION, device: backend.info().name, equivalence: report };
   if (!json) printConvReport(report, 'equivalence');
   if (args.flags.has('mutants')) {
     const { runConvMutants } = await import('./check/mutants');
@@ -150,7 +150,7 @@ async function checkRaceCommand(args: Args): Promise<number> {
     }
   }
   const bad = results.filter((r) => r.mapping !== 'exact-racy' && r.corruptedRuns > 0).length;
-  if (args.flags.has('json')) console.log(JSON.stringify({ backend: backend.kind, device: backend.info().name, revision: revision(), results }, null, 2));
+  if (args.flags.has('json')) console.log(JSON.stringify({ backend: backend.kind, device: backend.info().name, revision: revision(), arithmetic: ARITHMETIC_VERSION, results }, null, 2));
   return bad ? 1 : 0;
 }
 

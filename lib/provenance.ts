@@ -4,6 +4,15 @@ import { execFileSync } from 'child_process';
 import * as os from 'os';
 import { projectRoot } from './native/gdn';
 
+/**
+ * The version of the shared arithmetic every arm computes with (detmath's exp/log1p, the fold
+ * orders of the reference arms, the rounding of every store). The bits of the reference arms are
+ * pinned per version in test/golden/*.json; a change of those bits needs a new version here and
+ * regenerated goldens in the same commit (docs/TESTING.md, "Pinned reference bits"). Every
+ * result's provenance records it, so numbers from different arithmetic are never put side by side.
+ */
+export const ARITHMETIC_VERSION = 1;
+
 let cachedRevision: string | undefined;
 
 /** The git revision of the gdnlab checkout ("abc1234", with "-dirty" when files differ), or $GDN_REVISION, or "unknown". */

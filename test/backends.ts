@@ -26,3 +26,15 @@ export function forEachBackend(body: (backend: () => Backend, kind: BackendKind)
     describe(`[${kind}]`, () => body(() => openBackend(kind), kind));
   }
 }
+
+/**
+ * Cross-backend comparisons (CUDA against the host, bit for bit) exist only when the CUDA backend is
+ * tested. Without it, say so: one skipped test with the reason, instead of a loop that silently
+ * runs zero times.
+ */
+export function noteCrossBackend(what: string): void {
+  if (testBackendKinds().includes('cuda')) return;
+  it(`${what}: cuda == host bit for bit — SKIPPED, needs a GPU (GDN_TEST_BACKENDS=host,cuda)`, function () {
+    this.skip();
+  });
+}

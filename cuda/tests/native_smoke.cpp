@@ -2,7 +2,10 @@
 // (and on the CUDA backend when one is usable: --cuda, or automatically when a GPU is found).
 //
 // Checks, each one able to fail:
-//   * scalar equals an independent plain-loop reference written here (DOMAIN.md §3), bit for bit;
+//   * scalar equals a plain-loop reference written here (DOMAIN.md §3), bit for bit — in the
+//     kernels' own arithmetic (gdn_silu, f32_to_bf16), so it pins the loops, not the arithmetic;
+//   * scalar agrees with the independent float64 reference of f64_reference.h (no detmath): f32
+//     outputs within a few f32 ulps, bf16 outputs rounded to nearest even;
 //   * every arm x mapping equals scalar bit for bit (out and conv_state), under forward, reverse and
 //     shuffled block orders, over C = 129, 385 (padded stride), 136/1032 (vec), K = 2..5 and 8,
 //     f32/bf16, with and without initial state (i8 and i32 masks), T_s in {0, 1, 2, 8, 9, 33, 200};
@@ -26,6 +29,7 @@
 #include <string>
 #include <vector>
 #include "splitmix.h"
+#include "f64_reference.h"
 
 namespace {
 
@@ -328,6 +332,15 @@ void test_equivalence() {
           describe(c).c_str(), count_diff(sc.out, ref_out));
     check(count_diff(sc.state, ref_state) == 0, "%s: scalar vs plain reference: %" PRId64 " state mismatches",
           describe(c).c_str(), count_diff(sc.state, ref_state));
+    {  // the independent float64 reference: every finite output within its window, nearly all exact
+      const std::vector<double> f64 = f64ref::conv_out(c.C, c.K, pb.stride, pb.qsl, pb.x.f, pb.w.f,
+                                                       c.bias ? pb.bias.f.data() : nullptr, pb.state0, pb.his);
+      const f64ref::StoreCheck fc = f64ref::check_store(sc.out, f64, c.out_dtype == GDN_BF16, 1e-5, 2e-5);
+      check(fc.violations == 0, "%s: scalar vs float64 reference: %" PRId64 " of %" PRId64 " outputs outside the window (first at %" PRId64 ")",
+            describe(c).c_str(), fc.violations, fc.checked, fc.first);
+      check(fc.checked > 0 && fc.exact >= fc.checked * 97 / 100, "%s: float64 check too loose: %" PRId64 " exact of %" PRId64,
+            describe(c).c_str(), fc.exact, fc.checked);
+    }
     for (int arm = 0; arm < GDN_CONV_ARM_COUNT; ++arm)
       for (int map = 0; map < GDN_MAP_COUNT; ++map)
         for (int sched : scheds) {

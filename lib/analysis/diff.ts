@@ -26,6 +26,7 @@ import { Coordinates, plainCoordinates } from './coordinates';
 import { FLOAT_FORMATS, FloatDType, FloatFormat, hexBits, isFloatDType } from './floatbits';
 import { MapGrid, MismatchMap, MismatchMapBuilder } from './mismatch-map';
 import { UlpHistogram, UlpHistogramBuilder, histogramCategories } from './ulp-histogram';
+import { countDifferingWords } from '../check/bits';
 
 export type MismatchKind = 'finite' | 'signed-zero' | 'inf' | 'nan' | 'nan-payload';
 
@@ -418,13 +419,12 @@ export function diff(actual: Tensor, expected: Tensor, opts: DiffOptions = {}): 
   return result;
 }
 
-/** Just the number of elements whose bits differ (no statistics). */
+/**
+ * Just the number of elements whose bits differ (no statistics): diff's argument checks in front
+ * of the one counter every exactness claim uses (lib/check/bits.ts).
+ */
 export function countMismatches(actual: Tensor, expected: Tensor): number {
   checkComparable(actual, expected);
-  const A = actual.bits();
-  const B = expected.bits();
-  let n = 0;
-  for (let i = 0; i < A.length; i++) if (A[i] !== B[i]) n++;
-  return n;
+  return countDifferingWords(actual.bits(), expected.bits());
 }
 

@@ -27,7 +27,7 @@ import { randomBytes } from 'crypto';
 import * as os from 'os';
 import type { Backend, DeviceInfo, NativeOp } from '../backend';
 import { describe } from '../dtype';
-import { revision } from '../provenance';
+import { ARITHMETIC_VERSION, revision } from '../provenance';
 import { MIME_BUNDLE, MimeBundle, interrupted } from '../view/display';
 import { escapeXml, formatNumber, htmlTable, textTable } from '../view/format';
 import { progress } from '../view/progress';
@@ -99,6 +99,8 @@ export interface RunProvenance {
   driver: string;
   runtime: string;
   revision: string;
+  /** ARITHMETIC_VERSION of lib/provenance.ts: results of different arithmetic are not compared. */
+  arithmetic: number;
   host: string;
   node: string;
   mode: 'cold' | 'hot';
@@ -312,7 +314,7 @@ export class TimingResult {
     const gpu = p.sm ? ` sm_${p.sm.replace('.', '')}` : '';
     const drv = p.driver ? `, driver ${p.driver}` : '';
     const rt = p.runtime ? `, runtime ${p.runtime}` : '';
-    return `${p.backend}: ${p.device}${gpu}${clocks}${drv}${rt}; revision ${p.revision}; ${p.mode}${p.rotateOrder ? ', rotated order' : ''}; ${p.time}; run ${p.runId}`;
+    return `${p.backend}: ${p.device}${gpu}${clocks}${drv}${rt}; revision ${p.revision}, arithmetic v${p.arithmetic}; ${p.mode}${p.rotateOrder ? ', rotated order' : ''}; ${p.time}; run ${p.runId}`;
   }
 
   private stopLine(): string {
@@ -384,6 +386,7 @@ function runProvenance(info: DeviceInfo, runId: string, time: Date, mode: 'cold'
     driver: info.driverString || cudaVersion(info.driverVersion),
     runtime: cudaVersion(info.runtimeVersion),
     revision: revision(),
+    arithmetic: ARITHMETIC_VERSION,
     host: os.hostname(),
     node: process.version,
     mode,

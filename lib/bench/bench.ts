@@ -267,7 +267,7 @@ export function benchMarkdown(r: BenchReport, command: string): string {
   if (p) {
     lines.push(`- device: ${p.device} (sm_${p.sm.replace('.', '')}, ${p.smCount} SMs, L2 ${(p.l2Bytes / 2 ** 20).toFixed(0)} MiB); driver ${p.driver || '?'}, runtime ${p.runtime || '?'}`);
     lines.push(`- clocks at start: SM ${p.smClockMhz} MHz (max ${p.maxSmClockMhz}), memory ${p.memClockMhz} MHz (max ${p.maxMemClockMhz}) [${p.clocksSource}]; at end of the first shape: SM ${p.clocksAfter.smClockMhz}, memory ${p.clocksAfter.memClockMhz} MHz`);
-    lines.push(`- revision ${r.revision}; run ${p.runId} at ${p.time}; ${p.mode} L2 (flushed outside every timed launch), arms interleaved with rotated order`);
+    lines.push(`- revision ${r.revision}, arithmetic v${p.arithmetic}; run ${p.runId} at ${p.time}; ${p.mode} L2 (flushed outside every timed launch), arms interleaved with rotated order`);
   }
   if (r.torch && 'version' in r.torch) lines.push(`- PyTorch ${r.torch.version} (CUDA ${r.torch.cuda}) on ${r.torch.device}, same invocation, CUDA events, L2 flushed before each call`);
   else if (r.torch) lines.push(`- PyTorch: not measured (${r.torch.error})`);

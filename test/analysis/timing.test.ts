@@ -2,6 +2,7 @@ import { strict as assert } from 'assert';
 import { Rng } from '../../lib/random';
 import { summarize } from '../../lib/analysis/stats';
 import { TimingAborted, compare, timeArms } from '../../lib/analysis/timing';
+import { ARITHMETIC_VERSION } from '../../lib/provenance';
 import { MIME_BUNDLE } from '../../lib/view/display';
 import { FakeTimingBackend, fakeOp } from './fake-backend';
 
@@ -111,6 +112,8 @@ describe('timeArms with a fake backend', () => {
     assert.equal(p.runtime, '13.0');
     assert.equal(typeof p.revision, 'string');
     assert.ok(p.revision.length > 0);
+    assert.equal(p.arithmetic, ARITHMETIC_VERSION);
+    assert.ok(r.provenanceLine().includes(`arithmetic v${ARITHMETIC_VERSION};`), r.provenanceLine());
     assert.ok(!Number.isNaN(Date.parse(p.time)));
     assert.match(p.runId, /^\d{8}T\d{6}Z-[0-9a-f]{6}$/);
     const c = r.get('arm1');

@@ -6,7 +6,7 @@ import { launchContract } from '../../lib/ops/conv';
 import { checkConv, convMatrix, allArmMappings, makeConvInputs, ConvCase } from '../../lib/check/conv';
 import { runConvMutants } from '../../lib/check/mutants';
 import { countBitMismatches } from '../../lib/check/bits';
-import { forEachBackend, openBackend, testBackendKinds } from '../backends';
+import { forEachBackend, noteCrossBackend, openBackend, testBackendKinds } from '../backends';
 
 describe('conv launch contracts', () => {
   it('channel tiles for C = 8192 and C = 129 (reg / reg-k4 / reg-k4x2)', () => {
@@ -44,11 +44,14 @@ forEachBackend((backend, kind) => {
         assert.equal(scalar.stateMismatches, 0, 'final state differs from the raw inputs');
         const bad = report.failures.map((f) => `${f.arm}/${f.mapping}: out ${f.outMismatches}, state ${f.stateMismatches}`);
         assert.deepEqual(bad, [], `mismatching elements:\n${bad.join('\n')}`);
+        assert.equal(report.crossBackend.length, kind === 'cuda' ? 1 : 0, 'one cuda-vs-host comparison per case on CUDA, none on the host');
         for (const x of report.crossBackend) assert.ok(x.ok, `cuda != host: out ${x.outMismatches}, state ${x.stateMismatches}`);
         assert.equal(report.results.length, 1 + allArmMappings().length);
       });
     }
   });
+
+  noteCrossBackend('conv equivalence matrix');
 
   describe('conv: the #305 race', function () {
     this.timeout(120000);
@@ -114,16 +117,37 @@ forEachBackend((backend, kind) => {
         ref.release();
       });
 
-      it('an explicit block order is honoured (and must be a permutation)', () => {
-        const c = launchContract('reg', 'exact-racy', raceCase.C, 4, [0, 9, 42, 242, 250, 255]);
-        const n = c.grid[0] * c.grid[1];
-        const order = Array.from({ length: n }, (_, i) => n - 1 - i);
-        const viaList = run('exact-racy', order);
-        const viaReverse = run('exact-racy', 'reverse');
-        assert.equal(countBitMismatches(viaList.out, viaReverse.out), 0);
+      it('an explicit block order is honoured: one end block moved first corrupts exactly its tile (no named schedule does that)', () => {
+        // A permutation no named schedule produces: forward order, except that the block of sequence
+        // 2's last chunk in channel tile 0 runs first. Under the racy mapping that block writes
+        // sequence 2's final state before chunk 0 reads the initial one, so exactly rows 0..K-2 of
+        // sequence 2 in tile 0's channels go wrong — if, and only if, the order is really followed.
+        const qsl = [0, 9, 42, 242, 250, 255];
+        const c = launchContract('reg', 'exact-racy', raceCase.C, 4, qsl);
+        const [gx, gy] = c.grid;
+        const last = c.programList.findIndex(([seq, chunk]) => seq === 2 && chunk === Math.ceil(200 / conv.CHUNK) - 1);
+        assert.ok(last > 0 && gy === c.programList.length);
+        const early = last * gx; // block (program last, tile 0): linear index y·grid_x + x
+        const order = [early, ...Array.from({ length: gx * gy }, (_, i) => i).filter((i) => i !== early)];
+        const ref = run('exact', 'forward', 'scalar');
+        const forward = run('exact-racy', 'forward');
+        const reverse = run('exact-racy', 'reverse');
+        const moved = run('exact-racy', order);
+        assert.equal(countBitMismatches(forward.out, ref.out), 0, 'forward order: the race does not fire');
+        const a = ref.out.toFloat32();
+        const b = moved.out.toFloat32();
+        const wrong: string[] = [];
+        for (let i = 0; i < a.length; i++) {
+          if (Object.is(a[i], b[i])) continue;
+          const t = Math.floor(i / raceCase.C);
+          const ch = i % raceCase.C;
+          wrong.push(`${t - qsl[2]}:${Math.floor(ch / c.channelsPerBlock)}`);
+        }
+        assert.ok(wrong.length >= 3 * (c.channelsPerBlock - 2), `only ${wrong.length} elements differ: the explicit order was not followed`);
+        assert.deepEqual([...new Set(wrong)].sort(), ['0:0', '1:0', '2:0'], 'only rows 0..2 of sequence 2, channel tile 0');
+        assert.ok(countBitMismatches(moved.out, reverse.out) > 0, 'differs from reverse too');
         assert.throws(() => run('exact-racy', [0, 0, 1]), /schedule|order/);
-        viaList.release();
-        viaReverse.release();
+        for (const r of [ref, forward, reverse, moved]) r.release();
       });
     }
   });

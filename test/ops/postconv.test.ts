@@ -1,18 +1,10 @@
 import { strict as assert } from 'assert';
 import { Tensor } from '../../lib/tensor';
 import * as postconv from '../../lib/ops/postconv';
-import { checkPostconv, postconvMatrix, makePostconvInputs, runSeq4Mutant, OUTPUTS, PostconvCase } from '../../lib/check/postconv';
+import { checkPostconv, postconvErrorBound, postconvMatrix, makePostconvInputs, runSeq4Mutant, OUTPUTS, PostconvCase } from '../../lib/check/postconv';
 import { auditExactness } from '../../lib/analysis/audit';
 import { countBitMismatches } from '../../lib/check/bits';
-import { forEachBackend, openBackend } from '../backends';
-
-// Bounds on |tree - float64 reference| per output, by the dtype the output is stored in.
-function errorBound(output: string, c: PostconvCase): number {
-  if (output === 'g') return 1e-4; // |g| reaches ~10 with these inputs: a few f32 ulps
-  if (output === 'beta') return 1e-6;
-  if (output === 'v') return c.qkvDtype === 'bf16' && c.convDtype === 'f32' ? 1.6e-2 : 0; // a copy, or its bf16 rounding
-  return c.qkvDtype === 'f32' ? 1e-6 : 4e-3; // |q| <= 1: f32 ulps, or half a bf16 ulp
-}
+import { forEachBackend, noteCrossBackend, openBackend } from '../backends';
 
 forEachBackend((backend, kind) => {
   describe('post-conv: token-tile == tree on q, k, v, g and beta, bit for bit', function () {
@@ -30,14 +22,19 @@ forEachBackend((backend, kind) => {
         const fallback = c.Dk !== 128 || c.Dv !== 128;
         assert.equal(tt.armRan, fallback ? 'tree' : 'token-tile');
         const tree = report.results.find((r) => r.arm === 'tree')!;
+        assert.equal(tree.ok, true, 'the tree row is ok only when every output is within its bound of the float64 reference');
         for (const o of OUTPUTS) {
           const e = tree.maxAbsError![o];
-          assert.ok(e <= errorBound(o, c), `${o}: max |error| vs float64 ${e} above ${errorBound(o, c)}`);
+          assert.ok(e <= postconvErrorBound(o, c), `${o}: max |error| vs float64 ${e} above ${postconvErrorBound(o, c)}`);
+          assert.equal(tree.referenceViolations![o], 0);
         }
+        assert.equal(report.crossBackend.length, kind === 'cuda' ? 1 : 0, 'one cuda-vs-host comparison per case on CUDA, none on the host');
         for (const x of report.crossBackend) assert.ok(x.ok, `cuda != host: ${JSON.stringify(x.mismatches)}`);
       });
     }
   });
+
+  noteCrossBackend('post-conv equivalence');
 
   describe('post-conv: the seq4 mutant and the bf16 trap', function () {
     this.timeout(300000);

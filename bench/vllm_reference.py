@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""vLLM's own Triton kernels for the GDN causal conv and post-conv, timed on the same GPU in the same run.
+
+Reads the same JSON list of cases as bench/torch_reference.py on stdin and prints one JSON object per case:
+  conv:      vLLM's causal_conv1d_fn (channel-last x, bf16 state pool, SiLU) with its per-batch metadata
+             built once outside the timed region, as vLLM's attention metadata builder does per batch.
+  postconv:  vLLM's fused_post_conv_prep (split + l2norm + gating in one kernel), bf16 in, q/k/v bf16,
+             g and beta f32.
+Each case also times a device-to-device copy of the same traffic in this process, so "x copy" here is
+this process's own copy. The kernels come from vLLM's wheel (bench/pack-vllm.sh) on sys.path given by
+--vllm-path; nothing of vLLM is part of gdnlab. Timing: CUDA events around one call, L2 flushed before
+each call outside the events, rounds alternating kernel and copy.
+"""
+import argparse
+import json
+import sys
+import time
+import types
+
+import torch
+
+
+def conv_case(case, dev, vllm):
+    from vllm.model_executor.layers.mamba.ops.causal_conv1d import causal_conv1d_fn
+
+    C, K = case["C"], case["K"]
+    lengths = case["lengths"]
+    init = case.get("initial_state") or [False] * len(lengths)
+    N, T = len(lengths), sum(lengths)
+    g = torch.Generator(device="cpu").manual_seed(0)
+    x = torch.randn(T, C, generator=g).to(dev, torch.bfloat16)  # token-major, as gdnlab's x
+    w = (torch.randn(C, K, generator=g) * 0.5).to(dev, torch.bfloat16)
+    # vLLM's state pool is [slots, C, K-1] with the channel stride 1.
+    state = torch.randn(N, K - 1, C, generator=g).to(dev, torch.bfloat16).transpose(1, 2)
+    qsl = torch.tensor([0] + list(torch.tensor(lengths).cumsum(0).tolist()), dtype=torch.int32, device=dev)
+    cache_indices = torch.arange(N, dtype=torch.int32, device=dev)
+    has_init = torch.tensor(init, dtype=torch.bool, device=dev)
+    # Program list per BLOCK_M = 8 (vLLM builds it once per batch in its metadata).
+    block_m = 8
+    mlist, offsets = [], []
+    for s, n in enumerate(lengths):
+        chunks = -(-n // block_m)
+        mlist += [s] * chunks
+        offsets += list(range(chunks))
+    batch_ptr = torch.tensor(mlist, dtype=torch.int32, device=dev)
+    chunk_ptr = torch.tensor(offsets, dtype=torch.int32, device=dev)
+    meta = types.SimpleNamespace(
+        nums_dict={block_m: {"tot": len(mlist), "mlist": batch_ptr, "mlist_len": len(mlist), "offsetlist": chunk_ptr,
+                             "batch_ptr": batch_ptr, "token_chunk_offset_ptr": chunk_ptr}},
+        batch_ptr=batch_ptr, token_chunk_offset_ptr=chunk_ptr)
+    xt = x.t()  # [C, T] view with channel stride 1: vLLM's channel-last layout
+
+    def run():
+        return causal_conv1d_fn(xt, w, None, state, qsl, cache_indices=cache_indices, has_initial_state=has_init,
+                                activation="silu", metadata=meta)
+
+    return run, 4 * T * C
+
+
+def postconv_case(case, dev, vllm):
+    from vllm.third_party.flash_linear_attention.ops.fused_gdn_prefill_post_conv import fused_post_conv_prep
+
+    T, Hk, Hv, Dk, Dv = case["T"], case["Hk"], case["Hv"], case["Dk"], case["Dv"]
+    C = 2 * Hk * Dk + Hv * Dv
+    g = torch.Generator(device="cpu").manual_seed(0)
+    conv = torch.randn(T, C, generator=g).to(dev, torch.bfloat16)
+    ab = torch.randn(T, 2 * Hv, generator=g).to(dev, torch.bfloat16)
+    A_log = torch.randn(Hv, generator=g).to(dev, torch.float32)
+    dt_bias = torch.randn(Hv, generator=g).to(dev, torch.float32)
+    b, a = ab[:, :Hv], ab[:, Hv:]
+
+    def run():
+        return fused_post_conv_prep(conv, a, b, A_log, dt_bias, Hk, Dk, Dv)
+
+    return run, T * (C * 2 + 2 * Hv * 2 + C * 2 + 2 * Hv * 4)
+
+
+def quantiles(samples):
+    s = sorted(samples)
+    q = lambda p: s[min(len(s) - 1, int(p * (len(s) - 1) + 0.5))]
+    return {"n": len(s), "median_us": q(0.5), "p10_us": q(0.1), "p90_us": q(0.9), "min_us": s[0]}
+
+
+def measure(run, copy, flush, min_samples, min_time_s, max_time_s):
+    for _ in range(3):
+        run()
+        copy()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    kernel, copied = [], []
+    t0 = time.monotonic()
+    while True:
+        for fn, out in ((run, kernel), (copy, copied)):
+            flush.zero_()
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            out.append(start.elapsed_time(end) * 1000.0)
+        elapsed = time.monotonic() - t0
+        if (len(kernel) >= min_samples and elapsed >= min_time_s) or elapsed >= max_time_s:
+            break
+    r = quantiles(kernel)
+    r["copy_median_us"] = quantiles(copied)["median_us"]
+    r["x_copy"] = r["median_us"] / r["copy_median_us"]
+    return r
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--vllm-path", required=True, help="folder holding the vllm package made by bench/pack-vllm.sh")
+    args = ap.parse_args()
+    sys.path.insert(0, args.vllm_path)
+    import triton
+
+    cases = json.load(sys.stdin)
+    dev = torch.device("cuda")
+    props = torch.cuda.get_device_properties(dev)
+    flush = torch.empty(2 * max(props.L2_cache_size, 1 << 20), dtype=torch.uint8, device=dev)
+    try:
+        wheel = open(f"{args.vllm_path}/VLLM_WHEEL").read().strip()
+    except OSError:
+        wheel = "unknown"
+    print(json.dumps({"vllm": wheel, "torch": torch.__version__, "triton": triton.__version__, "device": props.name}),
+          flush=True)
+    for case in cases:
+        make = conv_case if case["op"] == "conv" else postconv_case
+        run, bytes_moved = make(case, dev, None)
+        half = bytes_moved // 2
+        src = torch.empty(half, dtype=torch.uint8, device=dev)
+        dst = torch.empty_like(src)
+        r = measure(run, lambda: dst.copy_(src), flush, case.get("min_samples", 50), case.get("min_time_s", 0.3),
+                    case.get("max_time_s", 3.0))
+        r.update({"id": case["id"], "bytes": bytes_moved})
+        print(json.dumps(r), flush=True)
+
+
+if __name__ == "__main__":
+    main()
