@@ -3,6 +3,7 @@
 // throws across the ABI: allocation failures become GDN_ERR_OUT_OF_MEMORY, anything else unexpected
 // GDN_ERR_INTERNAL.
 #include "common/backend_ops.h"
+#include "common/detmath.h"
 
 #include <cinttypes>
 #include <cstring>
@@ -151,6 +152,9 @@ using namespace gdn;
 extern "C" {
 
 GDN_API int32_t gdn_abi_version(void) { return GDN_ABI_VERSION; }
+
+static_assert(GDN_ARITH_VERSION == gdn::kArithVersion, "gdn.h and detmath.h disagree on the arithmetic version");
+GDN_API int32_t gdn_arith_version(void) { return gdn::kArithVersion; }
 
 GDN_API const char* gdn_build_info(void) { return GDN_BUILD_INFO_TEXT; }
 
