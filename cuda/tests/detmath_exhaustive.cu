@@ -8,7 +8,7 @@
 // minute per function on one core, so it is done once, off the GPU machine):
 //   nvcc -O3 -std=c++17 --fmad=false -arch=sm_90 -Xcompiler -ffp-contract=off,-mfma \
 //        -Icuda/src/common cuda/tests/detmath_exhaustive.cu -o detmath_exhaustive
-//   ./detmath_exhaustive host            -> prints 12 checksums (production arithmetic, kArithVersion)
+//   ./detmath_exhaustive host [THREADS]  -> prints 12 checksums (production arithmetic, kArithVersion)
 //   ./detmath_exhaustive gpu SUM1 ...    -> exit 0 when the GPU's sums equal them
 //
 // Accuracy (host only; also builds with g++ -O2 -std=c++17 -ffp-contract=off -mfma -x c++):
@@ -20,8 +20,11 @@
 //   function a new version changes (docs/BENCHMARKS.md): within 2 ulps on every input.
 #include "detmath.h"
 
+#include <array>
 #include <cmath>
 #include <cstdio>
+#include <thread>
+#include <vector>
 #include <cstdlib>
 #include <cstring>
 #if defined(__CUDACC__)
@@ -157,8 +160,20 @@ static int accuracy(const char* name) {
 int main(int argc, char** argv) {
   if (argc == 3 && std::strcmp(argv[1], "accuracy") == 0) return accuracy(argv[2]);
   if (argc >= 2 && std::strcmp(argv[1], "host") == 0) {
+    // host [THREADS]: the sums are order-independent (mod 2^64), so the range may be split.
+    const int nt = argc > 2 ? std::atoi(argv[2]) : 1;
     unsigned long long sums[kSums] = {};
-    for (uint64_t i = 0; i < (1ull << 32); ++i) accumulate((uint32_t)i, sums);
+    std::vector<std::array<unsigned long long, kSums>> part((size_t)(nt > 0 ? nt : 1));
+    std::vector<std::thread> th;
+    for (int k = 0; k < (int)part.size(); ++k)
+      th.emplace_back([&, k] {
+        part[k].fill(0);
+        const uint64_t lo = (1ull << 32) / part.size() * k, hi = k + 1 == (int)part.size() ? (1ull << 32) : (1ull << 32) / part.size() * (k + 1);
+        for (uint64_t i = lo; i < hi; ++i) accumulate((uint32_t)i, part[k].data());
+      });
+    for (auto& t : th) t.join();
+    for (auto& q : part)
+      for (int f = 0; f < kSums; ++f) sums[f] += q[f];
     std::fprintf(stderr, "arith-v%d checksums:\n", kArithVersion);
     for (int f = 0; f < kSums; ++f) std::printf("%016llx ", sums[f]);
     std::printf("\n");

@@ -191,13 +191,16 @@ static std::vector<int32_t> varlen_lengths(int total, int count, uint64_t seed) 
 }
 
 static double median(std::vector<float> v) {
+  if (v.empty()) return 0.0;  // profile mode: nothing timed
   std::sort(v.begin(), v.end());
   return v[v.size() / 2] * 1e3;
 }
 
+static bool g_profile = false;  // one shape (4B T = 8192), no validation copies kept, 0 timed rounds
 static void run_conv(const std::vector<ConvVariant>& vars, int rounds) {
   std::vector<ConvShape> shapes;
-  for (int64_t C : {8192, 10240}) {
+  if (g_profile) shapes.push_back({"4B T=8192", 8192, {8192}});
+  else for (int64_t C : {8192, 10240}) {
     const char* m = C == 8192 ? "4B" : "27B";
     for (int32_t T : {2048, 8192, 32768}) shapes.push_back({std::string(m) + " T=" + std::to_string(T), C, {T}});
     shapes.push_back({std::string(m) + " varlen 32x/2048", C, varlen_lengths(2048, 32, 2048)});
@@ -360,6 +363,25 @@ static void run_conv(const std::vector<ConvVariant>& vars, int rounds) {
   CK(cudaFree(flush));
 }
 
+// Set 2: the second sweep, around the best of set 1 (docs/gpu-test-log.md, perf call 1).
+static std::vector<ConvVariant> conv_variants2() {
+  using conv::TileSilu;
+  return {
+      {"vec (library) c64", vec_lib, 128, 8, 64, true},
+      {"tile v8 g1 t128 m4 c64", tile_variant<8, 1, 128, 4, TileSilu>, 128, 8, 64, true},
+      {"tile v8 g1 t128 m4 c32", tile_variant<8, 1, 128, 4, TileSilu>, 128, 8, 32, true},
+      {"tile v8 g1 t128 m3 c64", tile_variant<8, 1, 128, 3, TileSilu>, 128, 8, 64, true},
+      {"tile v8 g1 t64 m8 c64", tile_variant<8, 1, 64, 8, TileSilu>, 64, 8, 64, true},
+      {"tile v8 g1 t256 m2 c64", tile_variant<8, 1, 256, 2, TileSilu>, 256, 8, 64, true},
+      {"tile v4 g2 t128 m6 c64", tile_variant<4, 2, 128, 6, TileSilu>, 128, 4, 64, true},
+      {"tile v4 g2 t128 m6 c32", tile_variant<4, 2, 128, 6, TileSilu>, 128, 4, 32, true},
+      {"tile v4 g1 t128 m6 c64", tile_variant<4, 1, 128, 6, TileSilu>, 128, 4, 64, true},
+      {"tile v4 g1 t128 m8 c32", tile_variant<4, 1, 128, 8, TileSilu>, 128, 4, 32, true},
+      {"tile v4 g2 t64 m12 c64", tile_variant<4, 2, 64, 12, TileSilu>, 64, 4, 64, true},
+      {"tile v8 g1 t128 m4 hw", tile_variant<8, 1, 128, 4, SiluHw>, 128, 8, 64, false},
+  };
+}
+
 static std::vector<ConvVariant> conv_variants() {
   using conv::TileSilu;
   return {
@@ -383,6 +405,11 @@ static std::vector<ConvVariant> conv_variants() {
   };
 }
 
+static void run_conv_profile(const std::vector<ConvVariant>& v) {
+  g_profile = true;
+  run_conv(v, -1);
+}
+
 // ================================================================= 3. postconv
 void run_postconv(int rounds);  // postconv_tune.inc
 
@@ -399,6 +426,11 @@ int main(int argc, char** argv) {
               prop.major, prop.minor, prop.multiProcessorCount, prop.l2CacheSize >> 20, drv, rt, kArithVersion);
   if (what == "math" || what == "all") run_math();
   if (what == "conv" || what == "all") run_conv(conv_variants(), argc > 2 ? std::atoi(argv[2]) : 15);
+  if (what == "conv2") run_conv(conv_variants2(), argc > 2 ? std::atoi(argv[2]) : 15);
+  if (what == "profile") {  // one launch of each set-2 variant at 4B T = 8192 (for ncu), no timing loop
+    std::vector<ConvVariant> v = conv_variants2();
+    run_conv_profile(v);
+  }
   if (what == "postconv" || what == "all") run_postconv(argc > 2 ? std::atoi(argv[2]) : 15);
   return 0;
 }

@@ -6,8 +6,8 @@
 // arm); thread i owns V consecutive channels (one V·sizeof(TX)-byte vector per token row) and walks
 // the run token by token with a K−1-value register window per channel. Rows are loaded in groups of
 // G, and the next group's loads are issued before the current group is computed (two groups in
-// flight per thread), so each thread keeps 2·G·V/2 words of loads outstanding without a staging
-// buffer in shared memory and without a block barrier (the host backend runs it as a plain loop).
+// flight per thread), so each thread keeps 2·G rows of loads outstanding without a staging buffer in
+// shared memory and without a block barrier (the host backend runs it as a plain loop).
 //
 // Per element the arithmetic is the reference's, in the same order: acc = bias (or 0); for j = 0..K−1
 // acc = fmaf(w[c][j], x_at(t − (K−1) + j), acc); out = round(silu(acc)) — so the bits equal scalar's.
@@ -115,12 +115,19 @@ struct TileSilu {
   static GDN_HDI float any(float x) { return gdn_silu(x); }
 };
 
-// Launch shape of the library's tile arm (chosen with cuda/tests/tile_tune.cu on an H200).
-constexpr int kTileV = 8;        // channels per thread (one 16-byte bf16 vector)
-constexpr int kTileG = 2;        // rows per group (two groups in flight)
+// Launch shape of the library's tile arm, chosen with cuda/tests/tile_tune.cu on an H200 (two sweeps of
+// 16 and 12 variants, docs/BENCHMARKS.md "Causal conv: the tile arm"): 4 channels per thread (8-byte
+// bf16 vectors), one row per group, 128 threads, registers capped at 64 (8 blocks, 50% occupancy),
+// 32-token programs. It was the fastest exact variant on 6 of the 8 benchmark shapes and within 4% on
+// the other two: 1.86x copy at Qwen3.5-4B T = 8192 (vec: 2.08x), 2.17x on the 32-sequence varlen batch
+// (vec: 3.26x). ncu: 0.80 warp instructions issued per scheduler per cycle, DRAM at 42% of peak — the
+// arm is bound by instruction issue (47 instructions per output), not by memory.
+constexpr int kTileV = 4;        // channels per thread
+constexpr int kTileG = 1;        // rows per group (two groups in flight)
 constexpr int kTileThreads = 128;
+constexpr int kTileMinBlocks = 8;  // __launch_bounds__ minimum blocks per SM: caps registers at 64
 constexpr int kTileChannels = kTileV * kTileThreads;
-constexpr int kTileChunk = 64;   // tokens per exact-mapping program
+constexpr int kTileChunk = 32;   // tokens per exact-mapping program
 
 // kMut = false: the production instance, mutant code compiled out (p.mutant must be 0; the launcher
 // picks the kMut = true instance otherwise). Both instances do the same arithmetic per element.
