@@ -15,10 +15,12 @@
 //
 //   nvcc -O3 -std=c++17 --fmad=false -arch=sm_90 -Xptxas -v -Icuda/include -Icuda/src -Icuda/src/common \
 //        cuda/tests/tile_tune.cu -o tile_tune && ./tile_tune [math|conv|postconv|all]
-#include "common/conv_arms.h"
-#include "common/conv_tile.h"
-#include "common/postconv_kernels.h"
-#include "common/postconv_wide.h"
+#include "common/arms/conv_scalar.h"
+#include "common/arms/conv_tile.h"
+#include "common/arms/conv_vec.h"
+#include "common/arms/postconv_common.h"
+#include "conv_tile_smem.h"
+#include "postconv_wide.h"
 #include "splitmix.h"
 
 #include <algorithm>
@@ -132,17 +134,14 @@ static void run_math() {
 }
 
 // ================================================================= 2. conv
-template <int W>
-__global__ void __launch_bounds__(conv::kThreads) scalar_ref(const conv::Params p) {
-  conv::scalar_thread<bf16_bits, bf16_bits>(p, (int64_t)blockIdx.x % p.grid_x, (int64_t)blockIdx.x / p.grid_x, threadIdx.x);
-}
 __global__ void __launch_bounds__(conv::kThreads, conv::kVecMinBlocks) vec_lib(const conv::Params p) {
-  conv::vec_thread<bf16_bits, bf16_bits, 4>(p, (int64_t)blockIdx.x % p.grid_x, (int64_t)blockIdx.x / p.grid_x, threadIdx.x);
+  conv::vec_thread<bf16_bits, bf16_bits, NoMutant, 4>(p, (int64_t)blockIdx.x % p.grid_x, (int64_t)blockIdx.x / p.grid_x,
+                                                       threadIdx.x);
 }
 template <int V, int G, int THREADS, int MINB, class S>
 __global__ void __launch_bounds__(THREADS, MINB) tile_variant(const conv::Params p) {
-  conv::tile_thread<bf16_bits, bf16_bits, 4, V, G, THREADS, S, false>(p, (int64_t)blockIdx.x % p.grid_x,
-                                                                      (int64_t)blockIdx.x / p.grid_x, threadIdx.x);
+  conv::tile_thread<bf16_bits, bf16_bits, NoMutant, 4, V, G, THREADS, S>(p, (int64_t)blockIdx.x % p.grid_x,
+                                                                        (int64_t)blockIdx.x / p.grid_x, threadIdx.x);
 }
 // A CUDA context with the names of exec.h's CudaThread (1-D launch: blockIdx.x = y * grid_x + x).
 struct SmemCtx {
@@ -163,6 +162,11 @@ __global__ void __launch_bounds__(conv::kTsThreads, MINB) tile_smem_variant(cons
   conv::tile_smem_thread<bf16_bits, bf16_bits, 4, S, false>(p, t);
 }
 constexpr int kSmem = (int)conv::tile_smem_bytes<bf16_bits, bf16_bits, 4>();
+template <int W>
+__global__ void __launch_bounds__(conv::kThreads) scalar_ref(const conv::Params p) {
+  SmemCtx t{p.grid_x};
+  conv::ArmScalar::body<bf16_bits, bf16_bits, NoMutant, 0>(p, t);
+}
 
 struct ConvVariant {
   const char* name;

@@ -1,6 +1,8 @@
-// postconv_wide.h — the per-thread body of the `wide-tile` post-conv arm (DOMAIN.md §4), one source for
-// the CUDA kernel and the host backend (written against the execution interface: t.lane(), t.warp(),
-// t.shfl_xor()).
+// postconv_wide.h — `wide-tile`, a post-conv variant measured by cuda/tests/tile_tune.cu and not a
+// library arm: bit-identical to tree, but no faster than token-tile on an H200 (1.09–1.59x copy
+// against token-tile's 1.05–1.24x at T >= 2048, docs/BENCHMARKS.md "Post-conv"); kept so that the
+// comparison can be re-run. Written against the execution interface (t.lane(), t.warp(), t.shfl_xor())
+// like a library arm.
 //
 // Like token-tile, a block of 4 warps owns (head slot, tile of tokens) and each warp a run of WT
 // tokens, but a q/k lane moves pairs of features: lane l holds features 2l, 2l+1 (one 32-bit bf16
@@ -17,7 +19,7 @@
 // 4): more loads in flight per warp and fewer, longer blocks.
 #pragma once
 
-#include "common/postconv_kernels.h"
+#include "common/arms/postconv_common.h"
 
 namespace gdn {
 namespace postconv {
