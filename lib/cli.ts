@@ -4,6 +4,7 @@ import { Backend, activeBackend, backendChoice, buildInfo, DeviceInfo } from './
 import { ARITHMETIC_VERSION, revision } from './provenance';
 import { checkConv, convMatrix, ConvCheckReport } from './check/conv';
 import { CONV_MUTANTS } from './ops/conv';
+import { arms as armTable, ARM_OPS, ArmInfo } from './ops/arms';
 
 export interface Args {
   positional: string[];
@@ -29,6 +30,7 @@ const VALUE_FLAGS = new Set(['channels', 'trials', 'widen', 'backend', 'out', 't
 
 const USAGE = `usage: gdnlab <command>
   info [--json]                               backend, library and device facts
+  arms [--json]                               every arm of every op with its launch contract (from libgdn)
   check conv [--backend host|cuda] [--quick] [--mutants] [--json]
                                               every conv arm and mapping vs scalar, bit for bit
   check race [--backend host|cuda] [--trials N] [--widen CYCLES] [--json]
@@ -43,6 +45,43 @@ const USAGE = `usage: gdnlab <command>
 Environment: GDN_BACKEND=auto|cuda|host, GDN_LIBRARY=/path/to/libgdn.so`;
 
 export class UsageError extends Error {}
+
+/** Writes to stdout and resolves once the text is handed to the OS (the caller may exit after). */
+function writeOut(text: string): Promise<void> {
+  return new Promise((resolve, reject) => process.stdout.write(text, (e) => (e ? reject(e) : resolve())));
+}
+
+function armFlags(a: ArmInfo): string {
+  const f = [a.reference && 'reference', a.mutant && 'PLANTED MUTANT', a.barrier && 'barriers', a.shuffle && 'shuffles', a.user && 'user', a.fallbackTarget && 'fallback target'];
+  return f.filter(Boolean).join(', ');
+}
+
+/** `gdnlab arms [--json]`: the registry of libgdn, every op family. */
+async function armsCommand(args: Args): Promise<number> {
+  const table = Object.fromEntries(ARM_OPS.map((op) => [op, armTable(op)]));
+  if (args.flags.has('json')) {
+    await writeOut(JSON.stringify({ library: buildInfo(), arms: table }, null, 2) + '\n');
+    return 0;
+  }
+  const lines: string[] = [];
+  for (const op of ARM_OPS) {
+    lines.push(`${op}:`);
+    for (const a of table[op]) {
+      const shared = a.sharedBytes.perK ? `${a.sharedBytes.base} + ${a.sharedBytes.perK}·K B shared` : a.sharedBytes.base ? `${a.sharedBytes.base} B shared` : 'no shared memory';
+      const per = op === 'postconv' ? `${a.perBlock} head slot(s) x ${a.tokensPerProgram} token(s) per block, layout ${a.layout}` : `${a.perBlock} channels per block`;
+      const tokens = op === 'conv' ? (a.tokensPerProgram ? `, ${a.tokensPerProgram}-token programs` : ', whole sequences') : '';
+      const threads = a.threadsFromD ? `max(32, pow2 >= Dk) threads (<= ${a.threadsPerBlock})` : `${a.threadsPerBlock} threads`;
+      lines.push(`  ${String(a.id).padStart(2)} ${a.name.padEnd(12)} ${a.description}`);
+      lines.push(`     ${threads}, ${per}${tokens}; ${shared}` +
+        (op === 'conv' ? `; mappings ${a.mappings.join('/')}` : '') +
+        (a.minBlocksPerSm > 1 ? `; >= ${a.minBlocksPerSm} blocks/SM` : '') +
+        (a.fallbackRule ? `; ${a.fallbackRule}` : '') +
+        (armFlags(a) ? ` [${armFlags(a)}]` : ''));
+    }
+  }
+  await writeOut(lines.join('\n') + '\n');
+  return 0;
+}
 
 function pickBackend(flags: Map<string, string | true>): Backend {
   const b = flags.get('backend');
@@ -84,7 +123,7 @@ async function info(args: Args): Promise<number> {
 function printConvReport(report: ConvCheckReport, label: string): void {
   const byCase = new Map<string, string[]>();
   for (const r of report.results) {
-    const cell = r.arm === 'scalar'
+    const cell = r.maxAbsError !== undefined  // the reference arm's row: its error against float64
       ? `f64 max|err| ${r.maxAbsError?.toExponential(2)}${r.withinTolerance ? '' : ' OUT OF TOLERANCE'}${r.roundingViolations ? ` ROUNDING: ${r.roundingViolations} bf16 elements not rounded to nearest even` : ''}${r.stateMismatches ? ` STATE: ${r.stateMismatches} elements differ from the raw inputs` : ''}`
       : `${r.arm}/${r.mapping}${r.armRan !== r.arm ? `(ran ${r.armRan})` : ''} ${r.ok ? 'ok' : `MISMATCH out ${r.outMismatches} state ${r.stateMismatches}`}`;
     byCase.set(r.case, [...(byCase.get(r.case) ?? []), cell]);
@@ -161,6 +200,8 @@ export async function main(argv: string[]): Promise<number> {
     switch (cmd) {
       case 'info':
         return await info(args);
+      case 'arms':
+        return await armsCommand(args);
       case 'check':
         if (sub === 'conv') return await checkConvCommand(args);
         if (sub === 'race') return await checkRaceCommand(args);

@@ -8,8 +8,17 @@ export { Backend, BackendKind, DeviceInfo, NativeOp, GdnError, activeBackend, us
 export { revision } from './provenance';
 export * as conv from './ops/conv';
 export * as postconv from './ops/postconv';
-export { launchContract, ConvArm, ConvMapping, ConvMutant, Schedule, CONV_ARMS, CONV_MAPPINGS, CONV_MUTANTS } from './ops/conv';
-export { POSTCONV_ARMS, PostconvArm } from './ops/postconv';
+export { launchContract, ConvArm, ConvMapping, ConvMutant, Schedule, CONV_MAPPINGS, CONV_MUTANTS, convArms, updateArms } from './ops/conv';
+export { PostconvArm, postconvArms } from './ops/postconv';
+export { arms, armNames, armByName, referenceArm, ArmInfo, ArmOp, ARM_OPS } from './ops/arms';
+import { convArms as listConvArms } from './ops/conv';
+import { postconvArms as listPostconvArms } from './ops/postconv';
+/** Every conv arm's name, read from libgdn's registry each time it is accessed (same as convArms()). */
+export declare const CONV_ARMS: readonly string[];
+/** Every post-conv arm's name, read from libgdn's registry each time it is accessed (same as postconvArms()). */
+export declare const POSTCONV_ARMS: readonly string[];
+Object.defineProperty(exports, 'CONV_ARMS', { enumerable: true, get: () => listConvArms() });
+Object.defineProperty(exports, 'POSTCONV_ARMS', { enumerable: true, get: () => listPostconvArms() });
 export { matmulNT } from './ops/matmul';
 export { copyOp, formatBytes } from './ops/copy';
 export { convReference, maxError, CONV_TOLERANCE } from './reference/conv';

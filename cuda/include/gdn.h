@@ -14,7 +14,11 @@
  *     extent, inside a live buffer of that backend; the library checks this.
  *   - Structs are plain C, naturally aligned, and only ever grow at the end; the ABI
  *     version changes when anything else changes.
- *   - Semantics of the ops: ../../shared/docs/DOMAIN.md (§3 conv, §4 post-conv, §5 math).
+ *   - Semantics of the ops: docs/SPEC.md (conv, post-conv, the arms, the determinism rules).
+ *   - Arms are addressed by integer id (args.arm). The ids of the built-in arms are the enum values
+ *     below and never change; the full table of every op family, with each arm's name, description
+ *     and launch contract, is gdn_arm_count / gdn_arm_info_get (arms registered at run time follow
+ *     the built-in ones).
  */
 #ifndef GDN_H
 #define GDN_H
@@ -32,7 +36,7 @@ extern "C" {
 #define GDN_API __attribute__((visibility("default")))
 #endif
 
-#define GDN_ABI_VERSION 1
+#define GDN_ABI_VERSION 2
 /* The arithmetic version of the deterministic functions every arm computes with (docs/SPEC.md §9.1). */
 #define GDN_ARITH_VERSION 2
 
@@ -45,7 +49,9 @@ typedef enum gdn_status {
   GDN_ERR_NO_DEVICE = 4,        /* the CUDA backend was asked for and no usable GPU exists */
   GDN_ERR_DEVICE = 5,           /* the CUDA runtime reported an error; the message holds its text */
   GDN_ERR_INVALID_BUFFER = 6,   /* an address is not inside a live buffer of this backend (freed, foreign, too short) */
-  GDN_ERR_INTERNAL = 7
+  GDN_ERR_INTERNAL = 7,
+  GDN_ERR_ARM_FAULT = 8         /* an arm's body broke the execution contract (an undeclared or divergent
+                                   barrier, ...); the message names the arm and the block */
 } gdn_status;
 
 /* ---------------------------------------------------------------- enums */
@@ -59,15 +65,15 @@ typedef enum gdn_dtype {
   GDN_I8 = 4
 } gdn_dtype;
 
-/* Causal-conv arms (DOMAIN.md §3). All give identical bits for out and conv_state. */
+/* Ids of the built-in causal-conv arms (docs/SPEC.md). All give identical bits for out and
+ * conv_state. The table (and any arm added since) is gdn_arm_info_get(GDN_OP_CONV, id, ...). */
 typedef enum gdn_conv_arm {
   GDN_CONV_SCALAR = 0,   /* one thread per (sequence, channel), serial over tokens: the reference */
   GDN_CONV_TILED = 1,    /* shared-memory tile of (16 + K-1) tokens x 32 channels, one block per sequence */
   GDN_CONV_REG = 2,      /* register window, one thread per channel, 128-channel tile, K at run time */
   GDN_CONV_REG_K4 = 3,   /* as reg with K = 4 fixed; falls back to reg when K != 4 */
   GDN_CONV_REG_K4X2 = 4, /* K = 4, two channels per thread (c, c+128), 256-channel tile; falls back to reg */
-  GDN_CONV_VEC = 5,      /* roofline arm: 16-byte loads, 64-token chunks; whole-sequence or long-chunk mapping */
-  GDN_CONV_ARM_COUNT = 6
+  GDN_CONV_VEC = 5       /* roofline arm: 16-byte loads, 64-token chunks; whole-sequence or long-chunk mapping */
 } gdn_conv_arm;
 
 /* Work mappings of the register arms (ignored by scalar and tiled, which own whole sequences). */
@@ -98,16 +104,14 @@ typedef enum gdn_conv_mutant {
 
 typedef enum gdn_conv_update_arm {
   GDN_UPDATE_REFERENCE = 0, /* one thread per (sequence, channel), plain loops */
-  GDN_UPDATE_REG = 1,       /* register window, K = 4 specialised, vectorised state shift */
-  GDN_UPDATE_ARM_COUNT = 2
+  GDN_UPDATE_REG = 1        /* register window, K = 4 specialised, vectorised state shift */
 } gdn_conv_update_arm;
 
-/* Post-conv arms (DOMAIN.md §4). */
+/* Ids of the built-in post-conv arms (docs/SPEC.md). */
 typedef enum gdn_postconv_arm {
   GDN_POSTCONV_TREE = 0,       /* 128-lane reduction tree per (token, head): the reference */
   GDN_POSTCONV_TOKEN_TILE = 1, /* 16 tokens x 4 warps per block, lane fold (x0²+x2²)+(x1²+x3²), shuffles */
-  GDN_POSTCONV_SEQ4 = 2,       /* PLANTED MUTANT: token tile with the sequential fold ((x0²+x1²)+x2²)+x3² */
-  GDN_POSTCONV_ARM_COUNT = 3
+  GDN_POSTCONV_SEQ4 = 2        /* PLANTED MUTANT: token tile with the sequential fold ((x0²+x1²)+x2²)+x3² */
 } gdn_postconv_arm;
 
 typedef enum gdn_op_kind {
@@ -120,6 +124,54 @@ typedef enum gdn_op_kind {
 
 typedef uint64_t gdn_addr;
 typedef struct gdn_backend gdn_backend;
+
+/* ---------------------------------------------------------------- arm registry */
+/* gdn_arm_info.flags */
+#define GDN_ARM_REFERENCE 0x1u        /* the family's reference: every other arm must equal it bit for bit */
+#define GDN_ARM_MUTANT 0x2u           /* a PLANTED MUTANT arm (wrong on purpose: checks must catch it) */
+#define GDN_ARM_BARRIER 0x4u          /* the body uses block barriers (host: cooperative fibers) */
+#define GDN_ARM_SHUFFLE 0x8u          /* the body uses warp shuffles (host: cooperative fibers) */
+#define GDN_ARM_USER 0x10u            /* registered at run time (not built into libgdn) */
+#define GDN_ARM_FALLBACK_TARGET 0x20u /* another arm falls back to this one */
+#define GDN_ARM_THREADS_FROM_D 0x40u  /* post-conv: threads = max(32, next power of two >= Dk), <= threads_per_block */
+
+/* gdn_arm_info.requires: conditions of the data; when one fails the fallback arm runs */
+#define GDN_ARM_REQ_VEC8 0x1u /* conv: C and x_row_stride multiples of 8, x and out 16-byte aligned */
+#define GDN_ARM_REQ_D128 0x2u /* post-conv: Dk = Dv = 128 */
+
+/* gdn_arm_info.layout (post-conv grids) */
+#define GDN_LAYOUT_NONE 0       /* conv: grid (channel tiles, programs) */
+#define GDN_LAYOUT_TOKEN_SLOT 1 /* post-conv: grid (T, 2Hk+Hv), one block per (token, head slot) */
+#define GDN_LAYOUT_TILE_SLOTS 2 /* post-conv: ((2Hk+Hv+1) x folds, rows) blocks of (head slot, 16-token tile) */
+
+typedef struct gdn_arm_info {
+  int32_t op;                 /* gdn_op_kind: GDN_OP_CONV, GDN_OP_CONV_UPDATE or GDN_OP_POSTCONV */
+  int32_t id;                 /* the value of args.arm that selects it */
+  char name[32];
+  char description[224];
+  int32_t threads_per_block;
+  int32_t per_block;          /* conv, update: channels per block; post-conv: head slots per block */
+  int32_t tokens_per_program; /* conv: tokens per exact-mapping program, 0 = whole sequences only;
+                                 post-conv: tokens per block */
+  int32_t mappings;           /* conv: bit m set = gdn_conv_mapping m runs as asked (others run SEQUENCE) */
+  int32_t shared_bytes_base;  /* shared memory per block = base + per_k * K bytes */
+  int32_t shared_bytes_per_k;
+  int32_t fixed_k;            /* 0: any K; else the arm needs exactly this K (else: fallback) */
+  int32_t requires;           /* GDN_ARM_REQ_* (else: fallback) */
+  int32_t fallback;           /* id of the arm that runs when fixed_k or requires is not met; -1 none */
+  int32_t flags;              /* GDN_ARM_* */
+  int32_t layout;             /* GDN_LAYOUT_* */
+  int32_t min_blocks_per_sm;  /* CUDA __launch_bounds__ minimum (1: none) */
+  char fallback_rule[128];    /* the rule in words, "" when none */
+  int32_t reserved[8];
+} gdn_arm_info;
+
+/* Arms of an op family (GDN_OP_CONV, GDN_OP_CONV_UPDATE, GDN_OP_POSTCONV): the built-in ones, then
+ * any registered at run time. -1 (with gdn_last_error) for another op. */
+GDN_API int32_t gdn_arm_count(int32_t op);
+GDN_API gdn_status gdn_arm_info_get(int32_t op, int32_t id, gdn_arm_info* out);
+/* Name of a gdn_conv_mutant ("none", "taps-reversed", ...), NULL outside 0..GDN_CONV_MUTANT_COUNT-1. */
+GDN_API const char* gdn_conv_mutant_name(int32_t mutant);
 
 /* ---------------------------------------------------------------- library */
 GDN_API int32_t gdn_abi_version(void);

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #define OK(expr)                                                                                         \
@@ -36,7 +37,12 @@ int main(int argc, char** argv) {
   OK(gdn_device_info_get(b, &info));
   std::printf("%s | SM clock %d MHz (max %d), memory clock %d MHz, driver %s | %s\n", info.name, info.sm_clock_mhz,
               info.max_sm_clock_mhz, info.mem_clock_mhz, info.driver_string, gdn_build_info());
-  const char* arms[] = {"scalar", "tiled", "reg", "reg-k4", "reg-k4x2", "vec"};
+  // Every registered conv arm (gdn_arm_count / gdn_arm_info_get): exact and sequence mappings for
+  // the arms with chunk programs, once for the whole-sequence arms.
+  const int32_t n_arms = gdn_arm_count(GDN_OP_CONV);
+  std::vector<gdn_arm_info> infos((size_t)n_arms);
+  for (int32_t arm = 0; arm < n_arms; ++arm) OK(gdn_arm_info_get(GDN_OP_CONV, arm, &infos[(size_t)arm]));
+  std::vector<std::string> labels;
   for (int64_t C : Cs) {
     const int64_t K = 4;
     const uint64_t xbytes = (uint64_t)(T * C * 2);
@@ -54,11 +60,13 @@ int main(int argc, char** argv) {
     OK(gdn_buffer_upload(b, qsl, hq, 8));
     OK(gdn_buffer_fill_u32(b, his, 1u, 4));
     std::vector<gdn_op> ops;
-    std::vector<const char*> names;
-    for (int arm = 0; arm < GDN_CONV_ARM_COUNT; ++arm) {
-      if (kind == GDN_BACKEND_HOST && arm == GDN_CONV_SCALAR) continue;
+    labels.clear();
+    for (int arm = 0; arm < n_arms; ++arm) {
+      const gdn_arm_info& info = infos[(size_t)arm];
+      if (kind == GDN_BACKEND_HOST && (info.flags & GDN_ARM_REFERENCE)) continue;
+      const bool chunks = (info.mappings & (1 << GDN_MAP_EXACT)) != 0;
       for (int map : {GDN_MAP_EXACT, GDN_MAP_SEQUENCE}) {
-        if (map == GDN_MAP_SEQUENCE && arm != GDN_CONV_VEC) continue;
+        if (map == GDN_MAP_SEQUENCE && !chunks) continue;
         gdn_op op;
         std::memset(&op, 0, sizeof op);
         op.kind = GDN_OP_CONV;
@@ -80,7 +88,7 @@ int main(int argc, char** argv) {
         a.arm = arm;
         a.mapping = map;
         ops.push_back(op);
-        names.push_back(map == GDN_MAP_SEQUENCE ? "vec (sequence)" : arms[arm]);
+        labels.push_back(std::string(info.name) + (map == GDN_MAP_SEQUENCE ? " (sequence)" : ""));
       }
     }
     gdn_op copy;
@@ -90,7 +98,7 @@ int main(int argc, char** argv) {
     copy.copy.src = x;
     copy.copy.bytes = xbytes;
     ops.push_back(copy);
-    names.push_back("copy");
+    labels.push_back("copy");
     const int n = (int)ops.size();
     gdn_timing_config cfg = {kind == GDN_BACKEND_HOST ? 2 : 30, 1, 1, 0};
     std::vector<float> us((size_t)cfg.rounds * n);
@@ -105,7 +113,7 @@ int main(int argc, char** argv) {
     const double bytes = 2.0 * xbytes;
     std::printf("T=%lld C=%lld K=4 bf16 (exact mapping unless noted), median of %d:\n", (long long)T, (long long)C, cfg.rounds);
     for (int i = 0; i < n; ++i)
-      std::printf("  %-15s %10.1f us %8.0f GB/s %6.1f%% of copy\n", names[i], med[i], bytes / med[i] * 1e-3,
+      std::printf("  %-22s %10.1f us %8.0f GB/s %6.1f%% of copy\n", labels[(size_t)i].c_str(), med[i], bytes / med[i] * 1e-3,
                   100.0 * med[n - 1] / med[i]);
     for (gdn_addr a : {x, w, out, qsl, his, state}) OK(gdn_buffer_free(b, a));
   }

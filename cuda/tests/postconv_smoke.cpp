@@ -88,9 +88,28 @@ double decode(const std::vector<uint8_t>& raw, int32_t dtype, size_t i) {
 }
 
 const char* dn(int32_t dtype) { return dtype == GDN_BF16 ? "bf16" : "f32"; }
-const char* arm_name(int32_t arm) {
-  return arm == GDN_POSTCONV_TREE ? "tree" : arm == GDN_POSTCONV_TOKEN_TILE ? "token-tile" : "seq4";
+// The arms come from libgdn's registry: every arm that is neither the reference nor a planted mutant
+// must equal the reference bit for bit; every planted mutant must be caught in f32.
+gdn_arm_info arm_info(int32_t arm) {
+  gdn_arm_info info;
+  std::memset(&info, 0, sizeof info);
+  if (gdn_arm_info_get(GDN_OP_POSTCONV, arm, &info) != GDN_OK) std::snprintf(info.name, sizeof info.name, "?%d", (int)arm);
+  return info;
 }
+const char* arm_name(int32_t arm) {
+  static std::vector<std::string> names;
+  while ((int32_t)names.size() < gdn_arm_count(GDN_OP_POSTCONV)) names.push_back(arm_info((int32_t)names.size()).name);
+  return arm >= 0 && arm < (int32_t)names.size() ? names[(size_t)arm].c_str() : "?";
+}
+std::vector<int32_t> arms_where(bool (*keep)(const gdn_arm_info&)) {
+  std::vector<int32_t> out;
+  for (int32_t id = 0; id < gdn_arm_count(GDN_OP_POSTCONV); ++id)
+    if (keep(arm_info(id))) out.push_back(id);
+  return out;
+}
+bool is_candidate(const gdn_arm_info& i) { return !(i.flags & (GDN_ARM_REFERENCE | GDN_ARM_MUTANT)); }
+bool is_mutant(const gdn_arm_info& i) { return (i.flags & GDN_ARM_MUTANT) != 0; }
+bool needs_d128(const gdn_arm_info& i) { return (i.requires & GDN_ARM_REQ_D128) != 0; }
 
 // ----------------------------------------------------------------- a case and its inputs
 struct Shape {
@@ -371,17 +390,24 @@ void check_token_tile_equals_tree(Backends& be) {
           for (int64_t T : Ts) {
             const Shape s{T, hh[0], hh[1], 128, 128, conv, gate, qkv};
             const Inputs in = make_inputs(s, seed++);
-            Outputs tree, tile;
+            Outputs tree;
             if (!run_everywhere(be, s, in, GDN_POSTCONV_TREE, &tree, &cross_diffs)) continue;
-            if (!run_everywhere(be, s, in, GDN_POSTCONV_TOKEN_TILE, &tile, &cross_diffs)) continue;
+            for (int32_t arm : arms_where(is_candidate)) {
+              Outputs tile;
+              if (!run_everywhere(be, s, in, arm, &tile, &cross_diffs)) continue;
+              const gdn_arm_info info = arm_info(arm);
+              check(tree.result.arm_ran == GDN_POSTCONV_TREE && tile.result.arm_ran == arm,
+                    "%s: arm_ran tree %d, %s %d", describe(s).c_str(), tree.result.arm_ran, info.name, tile.result.arm_ran);
+              if (info.layout == GDN_LAYOUT_TILE_SLOTS)
+                check(tile.result.threads_per_block == info.threads_per_block &&
+                          tile.result.grid_x == (T > 0 ? 2 * s.Hk + s.Hv + 1 : 0) && tile.result.grid_y == (T + 15) / 16,
+                      "%s: %s plan %d threads, grid %d x %d", describe(s).c_str(), info.name,
+                      tile.result.threads_per_block, tile.result.grid_x, tile.result.grid_y);
+              char what[96];
+              std::snprintf(what, sizeof what, "%s vs tree", info.name);
+              tile_diffs += compare_bits(tree, tile, s, what);
+            }
             ++cases;
-            check(tree.result.arm_ran == GDN_POSTCONV_TREE && tile.result.arm_ran == GDN_POSTCONV_TOKEN_TILE,
-                  "%s: arm_ran tree %d, token-tile %d", describe(s).c_str(), tree.result.arm_ran, tile.result.arm_ran);
-            check(tile.result.threads_per_block == 128 && tile.result.grid_x == (T > 0 ? 2 * s.Hk + s.Hv + 1 : 0) &&
-                      tile.result.grid_y == (T + 15) / 16,
-                  "%s: token-tile plan %d threads, grid %d x %d", describe(s).c_str(), tile.result.threads_per_block,
-                  tile.result.grid_x, tile.result.grid_y);
-            tile_diffs += compare_bits(tree, tile, s, "token-tile vs tree");
             elements += (int64_t)(tree.q.size() + tree.k.size() + tree.v.size()) / (qkv == GDN_BF16 ? 2 : 4) +
                         (int64_t)(tree.g.size() + tree.beta.size()) / 4;
             const Errors e = reference_errors(s, in, tree);
@@ -394,18 +420,23 @@ void check_token_tile_equals_tree(Backends& be) {
       Shape s{37, 4, 8, 128, 128, conv, GDN_BF16, qkv};
       s.offset = 1;
       const Inputs in = make_inputs(s, seed++);
-      Outputs tree, tile;
+      Outputs tree;
       if (!run_everywhere(be, s, in, GDN_POSTCONV_TREE, &tree, &cross_diffs)) continue;
-      if (!run_everywhere(be, s, in, GDN_POSTCONV_TOKEN_TILE, &tile, &cross_diffs)) continue;
+      for (int32_t arm : arms_where(is_candidate)) {
+        Outputs tile;
+        if (!run_everywhere(be, s, in, arm, &tile, &cross_diffs)) continue;
+        char what[96];
+        std::snprintf(what, sizeof what, "%s vs tree (unaligned bases)", arm_name(arm));
+        tile_diffs += compare_bits(tree, tile, s, what);
+      }
       ++cases;
-      tile_diffs += compare_bits(tree, tile, s, "token-tile vs tree (unaligned bases)");
       elements += (int64_t)(tree.q.size() + tree.k.size() + tree.v.size()) / (qkv == GDN_BF16 ? 2 : 4) +
                   (int64_t)(tree.g.size() + tree.beta.size()) / 4;
       check_errors(reference_errors(s, in, tree), s);
     }
-  std::printf("token-tile vs tree: %d cases (8 dtype combos x 6 T x 2 head shapes, 4 with unaligned bases), %" PRId64
-              " output elements compared, %" PRId64 " differing bits-wise\n",
-              cases, elements, tile_diffs);
+  std::printf("%zu arm(s) vs tree: %d cases (8 dtype combos x 6 T x 2 head shapes, 4 with unaligned bases), %" PRId64
+              " output elements per arm compared, %" PRId64 " differing bits-wise\n",
+              arms_where(is_candidate).size(), cases, elements, tile_diffs);
   if (be.have_cuda) std::printf("host vs cuda (tree and token-tile): %" PRId64 " differing elements\n", cross_diffs);
   std::printf("float64 reference, max |out - ref| / max(1, |ref|):\n");
   std::printf("  qkv f32 : q %.3g  k %.3g  v %.3g  g %.3g  beta %.3g\n", worst_f32.q, worst_f32.k, worst_f32.v,
@@ -414,8 +445,9 @@ void check_token_tile_equals_tree(Backends& be) {
               worst_bf16.g, worst_bf16.beta);
 }
 
-// The planted mutant: 20,000 q+k rows (T = 1250, Hk = 8).
-void check_seq4_is_caught(Backends& be) {
+// The planted mutants: 20,000 q+k rows (T = 1250, Hk = 8).
+void check_mutant_is_caught(Backends& be, int32_t mutant) {
+  const char* name = arm_name(mutant);
   int64_t rows_f32 = 0, rows_bf16 = 0, total_rows = 0;
   for (int32_t qkv : {GDN_F32, GDN_BF16}) {
     const Shape s{1250, 8, 16, 128, 128, GDN_F32, GDN_F32, qkv};
@@ -423,8 +455,8 @@ void check_seq4_is_caught(Backends& be) {
     Outputs tree, seq4;
     int64_t cross = 0;
     if (!run_everywhere(be, s, in, GDN_POSTCONV_TREE, &tree, &cross)) return;
-    if (!run_everywhere(be, s, in, GDN_POSTCONV_SEQ4, &seq4, &cross)) return;
-    check(seq4.result.arm_ran == GDN_POSTCONV_SEQ4, "seq4: arm_ran %d", seq4.result.arm_ran);
+    if (!run_everywhere(be, s, in, mutant, &seq4, &cross)) return;
+    check(seq4.result.arm_ran == mutant, "%s: arm_ran %d", name, seq4.result.arm_ran);
     const int es = qkv == GDN_BF16 ? 2 : 4;
     const int64_t rows = differing_rows(tree.q, seq4.q, s.Dk, es) + differing_rows(tree.k, seq4.k, s.Dk, es);
     total_rows = s.T * s.Hk * 2;
@@ -432,23 +464,26 @@ void check_seq4_is_caught(Backends& be) {
     // v, g, beta do not depend on the fold
     check(differing(tree.v, seq4.v, es) == 0 && differing(tree.g, seq4.g, 4) == 0 &&
               differing(tree.beta, seq4.beta, 4) == 0,
-          "seq4: v, g or beta differ from tree");
+          "%s: v, g or beta differ from tree", name);
   }
-  std::printf("seq4 (planted mutant) vs tree, %" PRId64 " q+k rows: %" PRId64 " differ in f32 (%.1f%%), %" PRId64
+  std::printf("%s (planted mutant) vs tree, %" PRId64 " q+k rows: %" PRId64 " differ in f32 (%.1f%%), %" PRId64
               " in bf16 (%.2f%%)\n",
-              total_rows, rows_f32, 100.0 * rows_f32 / total_rows, rows_bf16, 100.0 * rows_bf16 / total_rows);
-  check(rows_f32 > total_rows / 20 && rows_f32 < total_rows * 3 / 10,
-        "seq4: expected 5..30%% (about 9%%) of f32 rows to differ from tree, got %" PRId64 " of %" PRId64, rows_f32,
-        total_rows);
-  check(rows_bf16 * 20 < rows_f32, "seq4: expected (almost) no bf16 row to differ, got %" PRId64 " of %" PRId64,
-        rows_bf16, total_rows);
+              name, total_rows, rows_f32, 100.0 * rows_f32 / total_rows, rows_bf16, 100.0 * rows_bf16 / total_rows);
+  check(rows_f32 > 0, "%s: the planted mutant is not caught in f32", name);
+  if (mutant == GDN_POSTCONV_SEQ4) {  // the fold the exactness audit describes
+    check(rows_f32 > total_rows / 20 && rows_f32 < total_rows * 3 / 10,
+          "seq4: expected 5..30%% (about 9%%) of f32 rows to differ from tree, got %" PRId64 " of %" PRId64, rows_f32,
+          total_rows);
+    check(rows_bf16 * 20 < rows_f32, "seq4: expected (almost) no bf16 row to differ, got %" PRId64 " of %" PRId64,
+          rows_bf16, total_rows);
+  }
 }
 
 void check_fallbacks(Backends& be) {
   const int64_t shapes[][2] = {{64, 64}, {300, 300}, {128, 64}, {64, 128}, {300, 128}};
   int64_t cross = 0;
   for (const auto& dd : shapes)
-    for (int32_t arm : {GDN_POSTCONV_TOKEN_TILE, GDN_POSTCONV_SEQ4}) {
+    for (int32_t arm : arms_where(needs_d128)) {
       const Shape s{37, 2, 6, dd[0], dd[1], GDN_BF16, GDN_F32, GDN_F32};
       const Inputs in = make_inputs(s, 99);
       Outputs tree, fell;
@@ -503,7 +538,7 @@ void check_validation(Device& d) {
     void (*edit)(gdn_postconv_args&);
   };
   const Bad bad[] = {
-      {"args.arm", GDN_ERR_INVALID_ARGUMENT, [](gdn_postconv_args& a) { a.arm = 3; }},
+      {"args.arm", GDN_ERR_INVALID_ARGUMENT, [](gdn_postconv_args& a) { a.arm = gdn_arm_count(GDN_OP_POSTCONV); }},
       {"args.arm", GDN_ERR_INVALID_ARGUMENT, [](gdn_postconv_args& a) { a.arm = -1; }},
       {"args.T", GDN_ERR_INVALID_ARGUMENT, [](gdn_postconv_args& a) { a.T = -1; }},
       {"args.Hk", GDN_ERR_INVALID_ARGUMENT, [](gdn_postconv_args& a) { a.Hk = 0; }},
@@ -568,7 +603,7 @@ int main() {
   std::printf("postconv_smoke: %s; backends: host%s\n", gdn_build_info(), be.have_cuda ? " + cuda" : " (no GPU)");
 
   check_token_tile_equals_tree(be);
-  check_seq4_is_caught(be);
+  for (int32_t mutant : arms_where(is_mutant)) check_mutant_is_caught(be, mutant);
   check_fallbacks(be);
   check_validation(be.host);
   if (be.have_cuda) check_validation(be.cuda);

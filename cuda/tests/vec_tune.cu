@@ -6,7 +6,7 @@
 //
 //   nvcc -O3 -std=c++17 --fmad=false -arch=sm_90 -Icuda/include -Icuda/src -Icuda/src/common \
 //        cuda/tests/vec_tune.cu -o vec_tune && ./vec_tune
-#include "common/conv_arms.h"
+#include "common/arms/conv_vec.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -28,7 +28,7 @@ using conv::bf16_bits;
 
 template <int W, int G, int THREADS, int MINB>
 __global__ void __launch_bounds__(THREADS, MINB) vec_variant(const conv::Params p) {
-  conv::vec_thread<bf16_bits, bf16_bits, W, G, THREADS>(p, (int64_t)blockIdx.x % p.grid_x,
+  conv::vec_thread<bf16_bits, bf16_bits, conv::NoMutant, W, G, THREADS>(p, (int64_t)blockIdx.x % p.grid_x,
                                                         (int64_t)blockIdx.x / p.grid_x, threadIdx.x);
 }
 

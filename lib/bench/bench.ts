@@ -15,12 +15,17 @@ import { copyOp } from '../ops/copy';
 import { timeArms, TimingCase, TimingResult, TimingOptions } from '../analysis/timing';
 import { projectRoot } from '../native/gdn';
 import { revision } from '../provenance';
+import { arms, referenceArm } from '../ops/arms';
+import { countBitMismatches } from '../check/bits';
 
 export interface BenchRow {
   shape: string;
   arm: string;
   mapping?: string;
+  /** Measured in this run: the arm's outputs at this shape equal the reference arm's bit for bit. */
   correct: boolean;
+  /** Elements that differ from the reference arm's outputs at this shape (0 when correct). */
+  mismatches: number;
   medianUs: number;
   p10Us: number;
   p90Us: number;
@@ -81,20 +86,31 @@ export function convBenchShapes(quick = false): ConvBenchShape[] {
   return shapes;
 }
 
-/** The correct arm/mapping pairs timed, plus the racy published shape for reference. */
-const CONV_TIMED: { arm: conv.ConvArm; mapping: conv.ConvMapping; correct: boolean }[] = [
-  { arm: 'scalar', mapping: 'sequence', correct: true },
-  { arm: 'tiled', mapping: 'sequence', correct: true },
-  { arm: 'reg', mapping: 'exact', correct: true },
-  { arm: 'reg', mapping: 'exact-racy', correct: false },
-  { arm: 'reg', mapping: 'sequence', correct: true },
-  { arm: 'reg-k4', mapping: 'exact', correct: true },
-  { arm: 'reg-k4', mapping: 'sequence', correct: true },
-  { arm: 'reg-k4x2', mapping: 'exact', correct: true },
-  { arm: 'reg-k4x2', mapping: 'sequence', correct: true },
-  { arm: 'vec', mapping: 'exact', correct: true },
-  { arm: 'vec', mapping: 'sequence', correct: true },
-];
+/**
+ * The conv arm/mapping pairs timed, from libgdn's registry: every arm with each mapping it runs as
+ * asked (exact and sequence), plus the racy #305 shape (exact-racy) of the first chunk arm for
+ * reference. Whether each is correct is measured at the benchmark shape in the same run.
+ */
+export function convTimed(): { arm: conv.ConvArm; mapping: conv.ConvMapping }[] {
+  const list: { arm: conv.ConvArm; mapping: conv.ConvMapping }[] = [];
+  let racyShown = false;
+  for (const a of arms('conv')) {
+    const maps = a.mappings.filter((m) => m !== 'exact-racy');
+    for (const mapping of maps) {
+      list.push({ arm: a.name, mapping });
+      if (mapping === 'exact' && !racyShown && a.mappings.includes('exact-racy')) {
+        list.push({ arm: a.name, mapping: 'exact-racy' });
+        racyShown = true;
+      }
+    }
+  }
+  return list;
+}
+
+/** Elements of a and b whose raw bits differ (tensors of one shape and dtype). */
+function bitDiff(a: Tensor, b: Tensor): number {
+  return countBitMismatches(a, b);
+}
 
 export interface BenchOptions {
   backend: Backend;
@@ -114,11 +130,11 @@ function defaultTiming(opts: BenchOptions): TimingOptions {
  * Times one shape: the arms and a device copy of the same bytes, interleaved in one timeArms run;
  * appends the rows (ratios to that copy), the copy and why the run stopped to the report.
  */
-async function timeShape(report: BenchReport, shape: string, bytes: number, opts: BenchOptions, arms: TimingCase[], correct: (label: string) => boolean): Promise<void> {
+async function timeShape(report: BenchReport, shape: string, bytes: number, opts: BenchOptions, cases: TimingCase[], mismatches: (label: string) => number): Promise<void> {
   const copy = copyOp(bytes, { backend: opts.backend, label: 'copy' });
   try {
-    opts.log?.(`${report.op} ${shape}: timing ${arms.length} arms + copy (${(bytes / 1e6).toFixed(1)} MB)`);
-    const result = await timeArms([...arms, { label: 'copy', op: copy, meta: { bytes } }], defaultTiming(opts));
+    opts.log?.(`${report.op} ${shape}: timing ${cases.length} arms + copy (${(bytes / 1e6).toFixed(1)} MB)`);
+    const result = await timeArms([...cases, { label: 'copy', op: copy, meta: { bytes } }], defaultTiming(opts));
     report.provenance ??= result.provenance;
     const copyUs = result.cases.find((c) => c.opKind === 'copy')!.stats.median;
     for (const c of result.cases.filter((x) => x.opKind !== 'copy')) {
@@ -126,7 +142,8 @@ async function timeShape(report: BenchReport, shape: string, bytes: number, opts
         shape,
         arm: String(c.meta.arm ?? c.label),
         mapping: c.meta.mapping as string | undefined,
-        correct: correct(c.label),
+        correct: mismatches(c.label) === 0,
+        mismatches: mismatches(c.label),
         medianUs: c.stats.median,
         p10Us: c.stats.p10,
         p90Us: c.stats.p90,
@@ -160,11 +177,24 @@ export async function benchConv(opts: BenchOptions): Promise<BenchReport> {
       convState: Tensor.random([shape.lengths.length, shape.C, K - 1], 'f32', { seed: 3 }).to(backend),
     };
     const bytes = 4 * T * shape.C; // bf16 x read once, bf16 out written once
-    const ops = CONV_TIMED.map((a) => ({ ...a, op: conv.prepareTimed(inputs, { arm: a.arm, mapping: a.mapping, outDtype: 'bf16', backend }, `${a.arm}/${a.mapping}`) }));
+    const timed = convTimed();
+    // Bits first: every timed arm/mapping against the reference arm at this shape, in this run.
+    const mismatch = new Map<string, number>();
+    const ref = await conv.forward(inputs, { arm: referenceArm('conv').name, mapping: 'sequence', outDtype: 'bf16', backend });
+    try {
+      for (const a of timed) {
+        const r = await conv.forward(inputs, { arm: a.arm, mapping: a.mapping, outDtype: 'bf16', backend });
+        mismatch.set(`${a.arm}/${a.mapping}`, bitDiff(r.out, ref.out) + bitDiff(r.convState, ref.convState));
+        r.release();
+      }
+    } finally {
+      ref.release();
+    }
+    const ops = timed.map((a) => ({ ...a, op: conv.prepareTimed(inputs, { arm: a.arm, mapping: a.mapping, outDtype: 'bf16', backend }, `${a.arm}/${a.mapping}`) }));
     try {
       await timeShape(report, shape.id, bytes, opts,
         ops.map((o) => ({ label: `${o.arm}/${o.mapping}`, op: o.op, meta: { arm: o.arm, mapping: o.mapping, shape: shape.id, C: shape.C, K, T, dtype: 'bf16' } })),
-        (label) => CONV_TIMED.find((a) => `${a.arm}/${a.mapping}` === label)?.correct ?? true);
+        (label) => mismatch.get(label) ?? Number.NaN);
     } finally {
       for (const o of ops) o.op.release();
       inputs.x.release();
@@ -201,7 +231,8 @@ export function postconvBenchShapes(quick = false): PostconvBenchShape[] {
 export async function benchPostconv(opts: BenchOptions): Promise<BenchReport> {
   const backend = opts.backend;
   const report: BenchReport = { op: 'postconv', revision: revision(), provenance: null, torch: null, rows: [], copies: [], torchRows: [], stops: [] };
-  const arms = postconv.POSTCONV_ARMS;
+  const table = arms('postconv');
+  const reference = referenceArm('postconv').name;
   for (const shape of postconvBenchShapes(opts.quick)) {
     const dims = { Hk: shape.Hk, Hv: shape.Hv, Dk: 128, Dv: 128 };
     const C = 2 * dims.Hk * dims.Dk + dims.Hv * dims.Dv;
@@ -214,11 +245,23 @@ export async function benchPostconv(opts: BenchOptions): Promise<BenchReport> {
       dtBias: Tensor.random([dims.Hv], 'f32', { seed: 7 }).to(backend),
     };
     const bytes = postconv.postconvBytes(shape.T, dims, 2, 2, 2);
-    const ops = arms.map((arm) => ({ arm, op: postconv.prepareTimed(inputs, { ...dims, arm, qkvDtype: 'bf16', backend }, arm) }));
+    // Bits first: every arm's five outputs against the reference arm's at this shape, in this run.
+    const mismatch = new Map<string, number>();
+    const ref = await postconv.forward(inputs, { ...dims, arm: reference, qkvDtype: 'bf16', backend });
+    try {
+      for (const a of table) {
+        const r = await postconv.forward(inputs, { ...dims, arm: a.name, qkvDtype: 'bf16', backend });
+        mismatch.set(a.name, (['q', 'k', 'v', 'g', 'beta'] as const).reduce((n, o) => n + bitDiff(r[o], ref[o]), 0));
+        r.release();
+      }
+    } finally {
+      ref.release();
+    }
+    const ops = table.map((a) => ({ arm: a.name, mutant: a.mutant, op: postconv.prepareTimed(inputs, { ...dims, arm: a.name, qkvDtype: 'bf16', backend }, a.name) }));
     try {
       await timeShape(report, shape.id, bytes, opts,
-        ops.map((o) => ({ label: o.arm, op: o.op, meta: { arm: o.arm, shape: shape.id, T: shape.T, ...dims, dtype: 'bf16', note: o.arm === 'seq4' ? 'PLANTED MUTANT (wrong f32 bits)' : undefined } })),
-        (label) => label !== 'seq4');
+        ops.map((o) => ({ label: o.arm, op: o.op, meta: { arm: o.arm, shape: shape.id, T: shape.T, ...dims, dtype: 'bf16', note: o.mutant ? 'PLANTED MUTANT (wrong f32 bits)' : undefined } })),
+        (label) => mismatch.get(label) ?? Number.NaN);
     } finally {
       for (const o of ops) o.op.release();
       packed.release();
@@ -278,7 +321,7 @@ export function benchMarkdown(r: BenchReport, command: string): string {
     lines.push(`**${shape}** — copy ${f(copy.medianUs, 1)} µs (${f(copy.gbps, 0)} GB/s)${torch ? `; PyTorch eager ${f(torch.medianUs, 1)} µs [${f(torch.p10Us, 1)}, ${f(torch.p90Us, 1)}]` : ''}`, '');
     lines.push('| arm | mapping | median µs | p10 | p90 | n | GB/s | ×copy | ×torch | note |', '|---|---|---:|---:|---:|---:|---:|---:|---:|---|');
     for (const row of r.rows.filter((x) => x.shape === shape)) {
-      const note = [row.correct ? '' : row.arm === 'seq4' ? 'planted mutant' : 'racy (#305), not a correct mapping', row.note ?? ''].filter(Boolean).join('; ');
+      const note = [row.correct ? '' : `${Number.isNaN(row.mismatches) ? 'bits not checked' : `${row.mismatches} elements differ from the reference arm`}${row.mapping === 'exact-racy' ? ' (the #305 race)' : ''}`, row.note ?? ''].filter(Boolean).join('; ');
       lines.push(`| ${row.arm} | ${row.mapping ?? ''} | ${f(row.medianUs, 1)} | ${f(row.p10Us, 1)} | ${f(row.p90Us, 1)} | ${row.n} | ${f(row.gbps, 0)} | ${f(row.xCopy)} | ${f(row.xTorch)} | ${note} |`);
     }
     lines.push('');

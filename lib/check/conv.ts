@@ -5,7 +5,8 @@
 import { Tensor } from '../tensor';
 import { Backend } from '../backend';
 import { Rng } from '../random';
-import { forwardSync, ConvArm, ConvMapping, ConvMutant, CONV_ARMS, ConvResult, Schedule } from '../ops/conv';
+import { forwardSync, ConvArm, ConvMapping, ConvMutant, ConvResult, Schedule } from '../ops/conv';
+import { arms, referenceArm } from '../ops/arms';
 import { convReference, maxError, CONV_TOLERANCE } from '../reference/conv';
 import { checkRoundingStore, countBitMismatches } from './bits';
 
@@ -88,11 +89,15 @@ export interface ArmMapping {
   mapping: ConvMapping;
 }
 
-/** Every arm and mapping that must equal scalar under forward block order. */
+/**
+ * Every arm and mapping that must equal the reference under forward block order: every registered
+ * conv arm that is neither the reference nor a planted mutant, with each correct mapping it runs
+ * (exact-racy is the #305 shape, correct only by luck of the block order).
+ */
 export function allArmMappings(): ArmMapping[] {
-  const list: ArmMapping[] = [{ arm: 'tiled', mapping: 'sequence' }];
-  for (const arm of CONV_ARMS.filter((a) => a !== 'scalar' && a !== 'tiled')) {
-    for (const mapping of ['exact', 'sequence'] as const) list.push({ arm, mapping });
+  const list: ArmMapping[] = [];
+  for (const a of arms('conv').filter((x) => !x.reference && !x.mutant)) {
+    for (const mapping of a.mappings.filter((m) => m !== 'exact-racy')) list.push({ arm: a.name, mapping });
   }
   return list;
 }
@@ -146,11 +151,12 @@ export function checkConv(opts: ConvCheckOptions): ConvCheckReport {
   const armMappings = opts.armMappings ?? allArmMappings();
   const results: ConvCaseResult[] = [];
   const crossBackend: ConvCheckReport['crossBackend'] = [];
+  const reference = referenceArm('conv').name;
   let done = 0;
   for (const c of cases) {
     const inputs = makeConvInputs(c);
     const base = { ...inputs, hasInitialState: inputs.hasInitialState };
-    const ref = forwardSync(base, { arm: 'scalar', outDtype: c.outDtype, backend: opts.backend });
+    const ref = forwardSync(base, { arm: reference, outDtype: c.outDtype, backend: opts.backend });
     try {
       const f64 = convReference({ ...inputs, hasInitialState: inputs.hasInitialState ? Array.from(inputs.hasInitialState.bits()) : null });
       const tol = CONV_TOLERANCE[c.outDtype];
@@ -158,13 +164,13 @@ export function checkConv(opts: ConvCheckOptions): ConvCheckReport {
       const stateErr = maxError(ref.convState.toFloat32(), f64.convState, 0, 0);
       const rounding = c.outDtype === 'bf16' ? checkRoundingStore(ref.out.toFloat32(), f64.out, 'bf16', CONV_TOLERANCE.f32.rtol, CONV_TOLERANCE.f32.atol).violations : 0;
       results.push({
-        case: c.name, arm: 'scalar', mapping: 'sequence', armRan: ref.contract.arm, mappingRan: ref.contract.mapping,
+        case: c.name, arm: reference, mapping: 'sequence', armRan: ref.contract.arm, mappingRan: ref.contract.mapping,
         backend: opts.backend.kind, outMismatches: 0, stateMismatches: stateErr.violations,
         maxAbsError: err.maxAbs, withinTolerance: err.withinTolerance, roundingViolations: rounding,
         ok: err.withinTolerance && stateErr.violations === 0 && rounding === 0,
       });
       if (opts.hostBackend && opts.backend.kind === 'cuda') {
-        const host = forwardSync(base, { arm: 'scalar', outDtype: c.outDtype, backend: opts.hostBackend });
+        const host = forwardSync(base, { arm: reference, outDtype: c.outDtype, backend: opts.hostBackend });
         const d = compareResults(ref, host);
         crossBackend.push({ case: c.name, outMismatches: d.out, stateMismatches: d.state, ok: d.out === 0 && d.state === 0 });
         host.release();

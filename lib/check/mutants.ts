@@ -5,6 +5,7 @@
 import { Backend } from '../backend';
 import { CONV_MUTANTS, ConvMutant } from '../ops/conv';
 import { checkConv, ConvCase } from './conv';
+import { referenceArm } from '../ops/arms';
 
 export interface MutantOutcome {
   mutant: ConvMutant | 'exact-racy';
@@ -28,9 +29,10 @@ export function mutantCases(): ConvCase[] {
 
 export function runConvMutants(opts: { backend: Backend; quick?: boolean }): MutantOutcome[] {
   const cases = mutantCases();
+  const reference = referenceArm('conv').name;
   const outcomes: MutantOutcome[] = [];
   const summarise = (mutant: MutantOutcome['mutant'], report: ReturnType<typeof checkConv>): MutantOutcome => {
-    const f = report.failures.filter((r) => r.arm !== 'scalar');
+    const f = report.failures.filter((r) => r.arm !== reference);
     const out = f.reduce((a, r) => a + r.outMismatches, 0);
     const state = f.reduce((a, r) => a + r.stateMismatches, 0);
     return {

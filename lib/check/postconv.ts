@@ -3,6 +3,7 @@
 // views with offsets and wide strides, and head sizes that force the fallback; plus the max error
 // of each output against the float64 reference, and the planted seq4 mutant.
 
+import { arms as armTable } from '../ops/arms';
 import { Tensor } from '../tensor';
 import { Backend } from '../backend';
 import * as postconv from '../ops/postconv';
@@ -119,7 +120,9 @@ export async function checkPostconv(opts: {
   onCase?: (done: number, total: number, name: string) => void;
 }): Promise<PostconvCheckReport> {
   const cases = opts.cases ?? postconvMatrix();
-  const arms = opts.arms ?? ['token-tile'];
+  // Default: every registered arm that must equal the tree (neither the reference nor a planted mutant).
+  const arms = opts.arms ?? armTable('postconv').filter((a) => !a.reference && !a.mutant).map((a) => a.name);
+  const mutants = new Set(armTable('postconv').filter((a) => a.mutant).map((a) => a.name));
   const results: PostconvCaseResult[] = [];
   const crossBackend: PostconvCheckReport['crossBackend'] = [];
   let done = 0;
@@ -161,7 +164,7 @@ export async function checkPostconv(opts: {
     }
     opts.onCase?.(++done, cases.length, c.name);
   }
-  return { backend: opts.backend.kind, results, failures: results.filter((r) => !r.ok && r.arm !== 'seq4'), crossBackend };
+  return { backend: opts.backend.kind, results, failures: results.filter((r) => !r.ok && !mutants.has(r.arm)), crossBackend };
 }
 
 export interface Seq4Outcome {

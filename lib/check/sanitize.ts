@@ -8,6 +8,7 @@ import * as postconv from '../ops/postconv';
 import { matmulNT } from '../ops/matmul';
 import { makeConvInputs } from './conv';
 import { makePostconvInputs } from './postconv';
+import { arms } from '../ops/arms';
 
 export async function sanitizeWorkload(backend: Backend, log: (line: string) => void): Promise<number> {
   let launches = 0;
@@ -17,8 +18,10 @@ export async function sanitizeWorkload(backend: Backend, log: (line: string) => 
   // C = 385 makes vec fall back to reg (it needs rows of whole 16-byte vectors); C = 392 runs vec itself.
   for (const [C, stride] of [[385, 392], [392, 400]]) {
     const inputs = makeConvInputs({ ...convCase, C, xRowStride: stride });
-    for (const arm of C === 385 ? conv.CONV_ARMS : (['vec'] as const)) {
-      for (const mapping of arm === 'scalar' || arm === 'tiled' ? (['sequence'] as const) : conv.CONV_MAPPINGS) {
+    // C = 385: every registered arm; C = 392: the arms that need whole 16-byte vectors, running themselves.
+    for (const a of arms('conv').filter((x) => C === 385 || x.requires.includes('vec8'))) {
+      const arm = a.name;
+      for (const mapping of a.mappings) {
         const r = await conv.forward(inputs, { arm, mapping, outDtype: 'bf16', backend });
         log(`conv C=${C} ${arm}/${mapping} (ran ${r.contract.arm}/${r.contract.mapping})`);
         r.release();
@@ -26,7 +29,7 @@ export async function sanitizeWorkload(backend: Backend, log: (line: string) => 
       }
     }
   }
-  for (const arm of conv.UPDATE_ARMS) {
+  for (const arm of conv.updateArms()) {
     for (const stateDtype of ['f32', 'bf16'] as const) {
       const r = await conv.update({
         x: Tensor.random([4, 385], 'bf16', { seed: 1 }), weight: Tensor.random([385, 4], 'bf16', { seed: 2 }),
@@ -41,7 +44,7 @@ export async function sanitizeWorkload(backend: Backend, log: (line: string) => 
     const c = { name: 'sanitize', T, Hk: 2, Hv: 4, Dk, Dv: Dk, convDtype: 'bf16' as const, gateDtype: 'bf16' as const, qkvDtype: 'bf16' as const,
       packedWidth: 11, bOffset: 3, aOffset: 7, seed: 5 };
     const pin = makePostconvInputs(c);
-    for (const arm of postconv.POSTCONV_ARMS) {
+    for (const arm of postconv.postconvArms()) {
       const r = await postconv.forward(pin, { ...c, arm, backend });
       log(`postconv ${arm} Dk=${Dk} (ran ${r.arm})`);
       r.release();

@@ -12,7 +12,7 @@ import type { LibraryHandle } from 'koffi';
 /** A bound native function (sync call, or .async with a node-style callback). */
 export type Fn = ((...args: unknown[]) => unknown) & { async: (...args: unknown[]) => void };
 
-export const ABI_VERSION = 1;
+export const ABI_VERSION = 2;
 
 export { projectRoot } from '../paths';
 import { projectRoot } from '../paths';
@@ -183,7 +183,59 @@ const TimingConfigT = koffi.struct('gdn_timing_config', {
   reserved: 'int32_t',
 });
 
+export const ArmInfoT = koffi.struct('gdn_arm_info', {
+  op: 'int32_t',
+  id: 'int32_t',
+  name: koffi.array('char', 32, 'String'),
+  description: koffi.array('char', 224, 'String'),
+  threads_per_block: 'int32_t',
+  per_block: 'int32_t',
+  tokens_per_program: 'int32_t',
+  mappings: 'int32_t',
+  shared_bytes_base: 'int32_t',
+  shared_bytes_per_k: 'int32_t',
+  fixed_k: 'int32_t',
+  requires: 'int32_t',
+  fallback: 'int32_t',
+  flags: 'int32_t',
+  layout: 'int32_t',
+  min_blocks_per_sm: 'int32_t',
+  fallback_rule: koffi.array('char', 128, 'String'),
+  reserved: koffi.array('int32_t', 8),
+});
+
+/**
+ * Every koffi struct of this binding with its C name, for the ABI test that compares koffi's sizes
+ * and offsets with the C compiler's (test/native/abi.test.ts).
+ */
+export const ABI_STRUCTS: Record<string, unknown> = {
+  gdn_device_info: DeviceInfoT,
+  gdn_schedule: ScheduleT,
+  gdn_conv_args: ConvArgsT,
+  gdn_launch_contract: LaunchContractT,
+  gdn_conv_update_args: ConvUpdateArgsT,
+  gdn_postconv_args: PostconvArgsT,
+  gdn_postconv_result: PostconvResultT,
+  gdn_matmul_args: MatmulArgsT,
+  gdn_copy_args: CopyArgsT,
+  gdn_op: OpT,
+  gdn_timing_config: TimingConfigT,
+  gdn_arm_info: ArmInfoT,
+};
+
 // ---------------------------------------------------------------------------- plain TS mirrors
+
+/** gdn_arm_info as koffi decodes it. */
+export interface ArmInfoStruct {
+  op: number; id: number; name: string; description: string;
+  threads_per_block: number; per_block: number; tokens_per_program: number; mappings: number;
+  shared_bytes_base: number; shared_bytes_per_k: number; fixed_k: number; requires: number;
+  fallback: number; flags: number; layout: number; min_blocks_per_sm: number; fallback_rule: string;
+}
+/** gdn_arm_info.flags, gdn_arm_info.requires and gdn_arm_info.layout (gdn.h). */
+export const ARM_FLAGS = { reference: 0x1, mutant: 0x2, barrier: 0x4, shuffle: 0x8, user: 0x10, fallbackTarget: 0x20, threadsFromD: 0x40 } as const;
+export const ARM_REQUIRES = { vec8: 0x1, d128: 0x2 } as const;
+export const ARM_LAYOUTS = ['none', 'token-slot', 'tile-slots'] as const;
 
 export interface ScheduleStruct {
   kind: number;
@@ -250,6 +302,9 @@ export interface GdnLib {
   postconvForward: Fn;
   matmulNT: Fn;
   timeOps: Fn;
+  armCount: Fn;
+  armInfo: Fn;
+  convMutantName: Fn;
 }
 
 let loaded: GdnLib | undefined;
@@ -319,6 +374,9 @@ function bind(lib: LibraryHandle, libPath: string): GdnLib {
     postconvForward: lib.func('gdn_postconv_forward', st, [gdn_backend_ptr, koffi.pointer(PostconvArgsT), koffi.out(koffi.pointer(PostconvResultT))]),
     matmulNT: lib.func('gdn_matmul_nt', st, [gdn_backend_ptr, koffi.pointer(MatmulArgsT)]),
     timeOps: lib.func('gdn_time_ops', st, [gdn_backend_ptr, 'void*', 'int32_t', koffi.pointer(TimingConfigT), 'float*']),
+    armCount: lib.func('gdn_arm_count', 'int32_t', ['int32_t']),
+    armInfo: lib.func('gdn_arm_info_get', st, ['int32_t', 'int32_t', koffi.out(koffi.pointer(ArmInfoT))]),
+    convMutantName: lib.func('gdn_conv_mutant_name', 'const char*', ['int32_t']),
   };
 }
 

@@ -6,19 +6,27 @@ import { Tensor } from '../tensor';
 import { Backend } from '../backend';
 import { allocInt32, freeNative, ConvArgs, ConvUpdateArgs, LaunchContractStruct } from '../native/gdn';
 import { gdnLib } from '../native/gdn';
+import { armId, armName, armNames } from './arms';
 import type { NativeOp } from '../backend';
 import {
   DTYPE_CODE, Staging, backendOf, expectChoice, expectContiguous, expectDType, expectInt, expectShape, expectTensor,
 } from './common';
 
-export const CONV_ARMS = ['scalar', 'tiled', 'reg', 'reg-k4', 'reg-k4x2', 'vec'] as const;
-export type ConvArm = (typeof CONV_ARMS)[number];
+/** A conv arm's name: any arm of libgdn's registry (convArms(); built in or registered at run time). */
+export type ConvArm = string;
+/** The conv arms, in id order, from libgdn (gdn_arm_info_get): never a hand-written list. */
+export function convArms(): ConvArm[] {
+  return armNames('conv');
+}
 export const CONV_MAPPINGS = ['exact', 'exact-racy', 'sequence'] as const;
 export type ConvMapping = (typeof CONV_MAPPINGS)[number];
 export const CONV_MUTANTS = ['taps-reversed', 'state-from-output', 'no-tail-guard', 'chunk-off-by-one'] as const;
 export type ConvMutant = (typeof CONV_MUTANTS)[number];
-export const UPDATE_ARMS = ['reference', 'reg'] as const;
-export type UpdateArm = (typeof UPDATE_ARMS)[number];
+/** A conv decode-update arm's name (updateArms()). */
+export type UpdateArm = string;
+export function updateArms(): UpdateArm[] {
+  return armNames('conv-update');
+}
 
 /** The largest K the kernels support. */
 export const MAX_K = 8;
@@ -91,7 +99,7 @@ export interface ConvResult {
 
 function contractFrom(s: LaunchContractStruct): LaunchContract {
   return {
-    arm: CONV_ARMS[s.arm_ran],
+    arm: armName('conv', s.arm_ran),
     mapping: CONV_MAPPINGS[s.mapping_ran],
     threadsPerBlock: s.threads_per_block,
     channelsPerBlock: s.channels_per_block,
@@ -114,7 +122,7 @@ export function launchContract(
   K: number,
   queryStartLoc: readonly number[] | Int32Array,
 ): LaunchContract & { programList: [number, number][] } {
-  expectChoice(arm, 'arm', CONV_ARMS);
+  const id = armId('conv', arm);
   expectChoice(mapping, 'mapping', CONV_MAPPINGS);
   expectInt(C, 'C', 1);
   expectInt(K, 'K', 2, MAX_K);
@@ -125,7 +133,7 @@ export function launchContract(
   const capacity = Math.max(1, Math.ceil(Math.max(total, 0) / CHUNK) + qsl.length);
   const programs = new Int32Array(2 * capacity);
   const out: LaunchContractStruct[] = [{} as LaunchContractStruct];
-  const st = lib.convLaunchContract(CONV_ARMS.indexOf(arm), CONV_MAPPINGS.indexOf(mapping), C, K, qsl, qsl.length - 1, out, programs, capacity) as number;
+  const st = lib.convLaunchContract(id, CONV_MAPPINGS.indexOf(mapping), C, K, qsl, qsl.length - 1, out, programs, capacity) as number;
   if (st !== 0) throw new Error(`launchContract: ${lib.lastError() as string}`);
   const c = contractFrom(out[0]);
   const programList: [number, number][] = [];
@@ -192,7 +200,8 @@ function checkTaps(inputs: { weight: Tensor; bias?: Tensor | null }, x: Tensor, 
 
 function prepare(inputs: ConvInputs, opts: ConvOptions): PreparedConv {
   if (!inputs || typeof inputs !== 'object') throw new TypeError(`inputs: expected { x, weight, queryStartLoc, convState, … }, got ${describe(inputs)}`);
-  const arm = expectChoice(opts.arm ?? 'scalar', 'arm', CONV_ARMS);
+  const arm: ConvArm = opts.arm ?? 'scalar';
+  const armIndex = armId('conv', arm);
   const mapping = expectChoice(opts.mapping ?? 'exact', 'mapping', CONV_MAPPINGS);
   const outDtype = expectChoice(opts.outDtype ?? 'f32', 'outDtype', ['f32', 'bf16'] as const);
   const mutant = opts.mutant == null ? null : expectChoice(opts.mutant, 'mutant', CONV_MUTANTS);
@@ -254,7 +263,7 @@ function prepare(inputs: ConvInputs, opts: ConvOptions): PreparedConv {
       has_initial_state: dh ? dh.addr : 0,
       conv_state: dstate.addr,
       out: out.addr,
-      arm: CONV_ARMS.indexOf(arm),
+      arm: armIndex,
       mapping: CONV_MAPPINGS.indexOf(mapping),
       mutant: mutant ? CONV_MUTANTS.indexOf(mutant) + 1 : 0,
       widen_cycles: widen,
@@ -375,7 +384,8 @@ export interface ConvUpdateResult {
 
 /** The decode step: each sequence appends one token to its window in the state pool. */
 export async function update(inputs: ConvUpdateInputs, opts: ConvUpdateOptions = {}): Promise<ConvUpdateResult> {
-  const arm = expectChoice(opts.arm ?? 'reference', 'arm', UPDATE_ARMS);
+  const arm: UpdateArm = opts.arm ?? 'reference';
+  const armIndex = armId('conv-update', arm);
   const outDtype = expectChoice(opts.outDtype ?? 'f32', 'outDtype', ['f32', 'bf16'] as const);
   const x = expectTensor(inputs.x, 'x');
   expectDType(x, 'x', ['f32', 'bf16']);
@@ -420,7 +430,7 @@ export async function update(inputs: ConvUpdateInputs, opts: ConvUpdateOptions =
     const args: ConvUpdateArgs = {
       B, C, K,
       x_dtype: DTYPE_CODE[x.dtype], out_dtype: DTYPE_CODE[outDtype], state_dtype: DTYPE_CODE[state.dtype],
-      arm: UPDATE_ARMS.indexOf(arm),
+      arm: armIndex,
       num_slots: slots,
       x: staging.input(x).addr,
       weight: staging.input(weight).addr,

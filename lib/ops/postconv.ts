@@ -4,11 +4,19 @@
 import { Tensor } from '../tensor';
 import { Backend, NativeOp } from '../backend';
 import { PostconvArgs, PostconvResultStruct } from '../native/gdn';
+import { armId, armNames, arms } from './arms';
 import { DTYPE_CODE, Staging, backendOf, expectChoice, expectContiguous, expectDType, expectInt, expectShape, expectTensor } from './common';
 
-export const POSTCONV_ARMS = ['tree', 'token-tile', 'seq4'] as const;
-/** `seq4` is a PLANTED MUTANT (the sequential fold): it exists so checks can prove they catch it. */
-export type PostconvArm = (typeof POSTCONV_ARMS)[number];
+/**
+ * A post-conv arm's name: any arm of libgdn's registry (postconvArms()). The built-in `seq4` is a
+ * PLANTED MUTANT (the sequential fold, flagged `mutant` in arms('postconv')): it exists so checks can
+ * prove they catch it.
+ */
+export type PostconvArm = string;
+/** The post-conv arms, in id order, from libgdn (gdn_arm_info_get). */
+export function postconvArms(): PostconvArm[] {
+  return armNames('postconv');
+}
 
 export interface PostconvInputs {
   /** [T, C] contiguous, f32 or bf16, C = 2·Hk·Dk + Hv·Dv, channels [q heads | k heads | v heads]. */
@@ -43,9 +51,9 @@ export interface PostconvResult {
   g: Tensor;
   beta: Tensor;
   requested: PostconvArm;
-  /** The arm that ran: token-tile and seq4 fall back to tree unless Dk = Dv = 128. */
+  /** The arm that ran (after its fallback rule: token-tile and seq4 run tree unless Dk = Dv = 128). */
   arm: PostconvArm;
-  /** True when the arm that ran is the planted mutant. */
+  /** True when the arm that ran is a planted mutant (its registry entry's flag). */
   mutant: boolean;
   backend: 'host' | 'cuda';
   release(): void;
@@ -60,7 +68,8 @@ interface Prepared {
 }
 
 function prepare(inputs: PostconvInputs, opts: PostconvOptions): Prepared {
-  const arm = expectChoice(opts.arm ?? 'tree', 'arm', POSTCONV_ARMS);
+  const arm: PostconvArm = opts.arm ?? 'tree';
+  const armIndex = armId('postconv', arm);
   const qkvDtype = expectChoice(opts.qkvDtype ?? 'f32', 'qkvDtype', ['f32', 'bf16'] as const);
   const Hk = expectInt(opts.Hk, 'Hk', 1);
   const Hv = expectInt(opts.Hv, 'Hv', 1);
@@ -103,7 +112,7 @@ function prepare(inputs: PostconvInputs, opts: PostconvOptions): Prepared {
     const args: PostconvArgs = {
       T, Hk, Hv, Dk, Dv,
       conv_dtype: DTYPE_CODE[conv.dtype], gate_dtype: DTYPE_CODE[a.dtype], qkv_dtype: DTYPE_CODE[qkvDtype],
-      arm: POSTCONV_ARMS.indexOf(arm),
+      arm: armIndex,
       a_row_stride: a.rowStride,
       b_row_stride: b.rowStride,
       conv_out: staging.input(conv).addr,
@@ -134,12 +143,13 @@ export async function forward(inputs: PostconvInputs, opts: PostconvOptions): Pr
     p.staging.release();
   }
   const [q, k, v, g, beta] = p.outputs;
-  const ran = POSTCONV_ARMS[result[0].arm_ran];
+  const ranInfo = arms('postconv')[result[0].arm_ran];
+  const ran = ranInfo.name;
   return {
     q, k, v, g, beta,
     requested: p.arm,
     arm: ran,
-    mutant: ran === 'seq4',
+    mutant: ranInfo.mutant,
     backend: p.backend.kind,
     release() {
       for (const t of p.outputs) t.release();

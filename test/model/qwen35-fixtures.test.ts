@@ -140,14 +140,14 @@ describe('Qwen3.5 HF fixtures', function () {
         };
         // On HF's own in_proj_qkv (isolates the conv), every arm; then end to end from our projection.
         let first: Uint16Array | undefined;
-        for (const arm of conv.CONV_ARMS) {
+        for (const arm of conv.convArms()) {
           const out = run(R('in_proj_qkv'), arm);
           if (!first) {
             first = out;
             const s = report(`conv_out (${arm}, x = HF in_proj_qkv)`, ulpStats(out, HF, 'bf16'), 'bf16');
             assert.ok(s.maxUlp <= 2, `max ${s.maxUlp} ulp`);
           } else {
-            assert.equal(ulpStats(out, first, 'bf16').mismatches, 0, `arm ${arm} differs from ${conv.CONV_ARMS[0]}`);
+            assert.equal(ulpStats(out, first, 'bf16').mismatches, 0, `arm ${arm} differs from ${conv.convArms()[0]}`);
           }
         }
         const e2e = report('conv_out (end to end)', ulpStats(run(act.mixedQkv, 'reg-k4'), HF, 'bf16'), 'bf16');

@@ -98,9 +98,7 @@ gdn_status run_conv(gdn_backend* b, ConvPlan& plan) {
     return st;
   }
 #endif
-  (void)b;
-  host::conv_run(plan);
-  return GDN_OK;
+  return host::conv_run(b, plan);
 }
 
 // Re-records the message of a failed op plan with the op's index in front.
@@ -123,8 +121,7 @@ gdn_status plan_op(gdn_backend* b, const gdn_op& in, int32_t i, PlannedOp* op) {
       st = update_plan(b, &in.update, &op->update);
       return st == GDN_OK ? st : prefix_error(b, st, i, "conv update");
     case GDN_OP_POSTCONV:
-      op->postconv_args = in.postconv;
-      st = postconv_plan(b, &op->postconv_args, &op->postconv);
+      st = postconv_plan(b, &in.postconv, &op->postconv);
       return st == GDN_OK ? st : prefix_error(b, st, i, "postconv");
     case GDN_OP_COPY: {
       const gdn_copy_args& c = in.copy;
@@ -382,9 +379,9 @@ GDN_API gdn_status gdn_conv_launch_contract(int32_t arm, int32_t mapping, int64_
                 (int)programs_capacity);
   return guarded(nullptr, "gdn_conv_launch_contract", [&]() -> gdn_status {
     std::vector<int32_t> programs;
-    // The contract assumes x_row_stride = C and aligned buffers, so vec runs whenever C % 8 == 0.
+    // The contract assumes x_row_stride = C and aligned buffers, so GDN_ARM_REQ_VEC8 holds whenever C % 8 == 0.
     const bool vec_ok = C % conv::kVecLanes == 0;
-    gdn_status st = conv_contract(nullptr, arm, mapping, C, K, query_start_loc, num_seqs, vec_ok, out, &programs);
+    gdn_status st = conv_contract(nullptr, arm, mapping, C, K, query_start_loc, num_seqs, vec_ok, out, &programs, nullptr);
     if (st != GDN_OK) return st;
     const size_t n = programs.size() / 2 < (size_t)programs_capacity ? programs.size() / 2 : (size_t)programs_capacity;
     if (n > 0) std::memcpy(programs_out, programs.data(), n * 2 * sizeof(int32_t));
@@ -413,8 +410,7 @@ GDN_API gdn_status gdn_conv_update(gdn_backend* b, const gdn_conv_update_args* a
       return st == GDN_OK ? cuda::synchronize(b) : st;
     }
 #endif
-    host::update_run(plan);
-    return GDN_OK;
+    return host::update_run(b, plan);
   });
 }
 
@@ -422,18 +418,17 @@ GDN_API gdn_status gdn_conv_update(gdn_backend* b, const gdn_conv_update_args* a
 GDN_API gdn_status gdn_postconv_forward(gdn_backend* b, const gdn_postconv_args* args, gdn_postconv_result* result) {
   return backend_call(b, "gdn_postconv_forward", [&]() -> gdn_status {
     if (args == nullptr) return fail(b, GDN_ERR_INVALID_ARGUMENT, "args: is null");
-    gdn_postconv_result plan;
-    std::memset(&plan, 0, sizeof plan);
+    PostconvPlan plan;
     gdn_status st = postconv_plan(b, args, &plan);
     if (st != GDN_OK) return st;
 #if GDN_HAVE_CUDA
     if (backend_is_cuda(b)) {
-      st = postconv_launch_cuda(b, args, &plan);
+      st = cuda::postconv_launch(b, plan);
       if (st == GDN_OK) st = cuda::synchronize(b);
     } else
 #endif
-      st = postconv_run_host(b, args, &plan);
-    if (st == GDN_OK && result != nullptr) *result = plan;
+      st = host::postconv_run(b, plan);
+    if (st == GDN_OK && result != nullptr) *result = plan.result;
     return st;
   });
 }

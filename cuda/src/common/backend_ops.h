@@ -7,6 +7,7 @@
 #include "common/conv_plan.h"
 #include "common/internal.h"
 #include "common/matmul_plan.h"
+#include "common/postconv_plan.h"
 
 #include <string>
 #include <vector>
@@ -18,8 +19,7 @@ struct PlannedOp {
   int32_t kind = GDN_OP_NONE;
   ConvPlan conv;
   UpdatePlan update;
-  gdn_postconv_args postconv_args{};
-  gdn_postconv_result postconv{};
+  PostconvPlan postconv;
   gdn_copy_args copy{};
 };
 
@@ -27,8 +27,10 @@ namespace host {
 gdn_status alloc(gdn_backend* b, uint64_t bytes, uint64_t* addr);
 void release(uint64_t addr);
 gdn_status device_info(gdn_backend* b, gdn_device_info* info);
-void conv_run(const ConvPlan& plan);
-void update_run(const UpdatePlan& plan);
+// The op families on the host backend (host/replay_host.cpp): every arm through the one replay loop.
+gdn_status conv_run(gdn_backend* b, const ConvPlan& plan);
+gdn_status update_run(gdn_backend* b, const UpdatePlan& plan);
+gdn_status postconv_run(gdn_backend* b, const PostconvPlan& plan);
 void matmul_run(const MatmulPlan& plan);
 // Runs one planned op (blocks in the plan's order); used by the API and the timing loop.
 gdn_status run_op(gdn_backend* b, const PlannedOp& op);
@@ -54,6 +56,7 @@ gdn_status conv_prepare(gdn_backend* b, ConvPlan* plan);
 // Enqueue one planned op on the backend's stream (no synchronisation).
 gdn_status conv_launch(gdn_backend* b, const ConvPlan& plan);
 gdn_status update_launch(gdn_backend* b, const UpdatePlan& plan);
+gdn_status postconv_launch(gdn_backend* b, const PostconvPlan& plan);
 gdn_status matmul_launch(gdn_backend* b, const MatmulPlan& plan);
 gdn_status launch_op(gdn_backend* b, const PlannedOp& op);
 gdn_status time_ops(gdn_backend* b, const std::vector<PlannedOp>& ops, const gdn_timing_config& cfg, float* samples_us);

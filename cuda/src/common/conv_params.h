@@ -2,29 +2,24 @@
 // kernel), the launch shapes of the arms, and the small helpers every arm shares: where a program's
 // tokens are, who owns the state, loads and stores in each storage dtype.
 //
-// Index space: a launch is a grid of (grid_x = channel tiles) x (grid_y = programs) blocks of
-// kConvThreads threads; linear block index = y * grid_x + x. The CUDA backend launches the linear
-// index as blockIdx.x; the host backend runs the linear indices in its schedule's order.
+// Index space: a launch is a grid of (grid_x = channel tiles) x (grid_y = programs) blocks; linear
+// block index = y * grid_x + x. The CUDA backend launches the linear index as blockIdx.x (a 1-D grid:
+// programs can exceed gridDim.y); the host backend runs the linear indices in its schedule's order.
+// Arm bodies see it through common/exec.h (t.bx() = channel tile, t.by() = program).
 #pragma once
 
+#include "common/arms/arm_spec.h"
+#include "common/exec.h"
 #include "common/detmath.h"
 #include "gdn.h"
 
 #include <stdint.h>
 
-#if defined(__CUDACC__)
-#define GDN_HDI __host__ __device__ __forceinline__
-#define GDN_UNROLL _Pragma("unroll")
-#else
-#define GDN_HDI inline __attribute__((always_inline))
-#define GDN_UNROLL _Pragma("GCC unroll 16")
-#endif
-
 namespace gdn {
 namespace conv {
 
 // ----------------------------------------------------------------- launch shapes
-constexpr int kThreads = 128;        // every arm: 128 threads per block
+constexpr int kThreads = 128;        // every built-in arm: 128 threads per block
 constexpr int kMaxK = GDN_CONV_MAX_K;
 constexpr int kScalarTile = 128;     // scalar: one thread per channel
 constexpr int kTiledTile = 32;       // tiled: 32 channels x (16 + K-1) staged tokens
@@ -65,6 +60,17 @@ GDN_HDI float load(const bf16_bits* p, int64_t i) { return bf16_to_f32(p[i]); }
 GDN_HDI void store(float* p, int64_t i, float v) { p[i] = v; }
 GDN_HDI void store(bf16_bits* p, int64_t i, float v) { p[i] = f32_to_bf16(v); }
 
+// ----------------------------------------------------------------- planted mutants
+// The mutants (gdn_conv_mutant) are compiled into a separate instantiation of every arm: bodies take
+// a policy M and ask M::is(p, mutant). The production build (NoMutant) folds every such test to
+// false at compile time, so no mutant branch exists in a production kernel; the planted build
+// (PlantedMutants, chosen by the plan when args.mutant != 0) reads p.mutant.
+using gdn::NoMutant;
+struct PlantedMutants {
+  static constexpr bool kPlanted = true;
+  GDN_HDI static bool is(const Params& p, int mutant);
+};
+
 // ----------------------------------------------------------------- programs
 // The tokens a program covers: rows [t0, t1) of sequence seq (rows [start, end)). t1c is where it
 // actually stops computing (CHUNK_OFF_BY_ONE shortens exact-mapping programs by one token).
@@ -76,6 +82,9 @@ struct Span {
   bool writes_state;  // owns the final-state write
 };
 
+GDN_HDI bool PlantedMutants::is(const Params& p, int mutant) { return p.mutant == mutant; }
+
+template <class M>
 GDN_HDI Span program_span(const Params& p, int64_t y) {
   Span s;
   int32_t chunk_index = 0;
@@ -95,7 +104,7 @@ GDN_HDI Span program_span(const Params& p, int64_t y) {
     s.t1 = s.t0 + p.chunk < s.end ? s.t0 + p.chunk : s.end;
   }
   s.t1c = s.t1;
-  if (p.mutant == GDN_CONV_MUTANT_CHUNK_OFF_BY_ONE && p.mapping != GDN_MAP_SEQUENCE && s.t0 + p.chunk - 1 < s.t1)
+  if (M::is(p, GDN_CONV_MUTANT_CHUNK_OFF_BY_ONE) && p.mapping != GDN_MAP_SEQUENCE && s.t0 + p.chunk - 1 < s.t1)
     s.t1c = s.t0 + p.chunk - 1;
   s.first = chunk_index == 0;
   // exact: chunk 0 (it already holds the old state); exact-racy (#305): whoever reaches the end.

@@ -1,5 +1,7 @@
 // conv_plan.cpp — validates the causal-conv ops and plans their launches. Every rejection names the
-// field and what was expected; nothing reaches a kernel unchecked.
+// field and what was expected; nothing reaches a kernel unchecked. What each arm's launch is made of
+// comes from its registry entry (common/registry.h): threads, channel tile, chunk length, shared
+// memory, mappings and the fallback rule.
 #include "common/conv_plan.h"
 
 #include "common/backend.h"
@@ -7,29 +9,19 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstring>
+#include <string>
 
 namespace gdn {
 namespace {
-
-const char* arm_name(int32_t arm) {
-  switch (arm) {
-    case GDN_CONV_SCALAR: return "scalar";
-    case GDN_CONV_TILED: return "tiled";
-    case GDN_CONV_REG: return "reg";
-    case GDN_CONV_REG_K4: return "reg-k4";
-    case GDN_CONV_REG_K4X2: return "reg-k4x2";
-    case GDN_CONV_VEC: return "vec";
-    default: return "?";
-  }
-}
 
 bool is_float_dtype(int32_t d) { return d == GDN_F32 || d == GDN_BF16; }
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// [a, a + na) and [b, b + nb) share a byte.
-bool overlaps(uint64_t a, uint64_t na, uint64_t b, uint64_t nb) {
-  return na > 0 && nb > 0 && a < b + nb && b < a + na;
+std::string mutant_list() {
+  std::string s;
+  for (int32_t m = 0; m < GDN_CONV_MUTANT_COUNT; ++m) s += (m ? ", " : "") + std::to_string(m) + " " + gdn_conv_mutant_name(m);
+  return s;
 }
 
 // Validates a host copy of query_start_loc: 0 = qsl[0] <= ... <= qsl[N] (= T when T >= 0 is given).
@@ -50,10 +42,11 @@ gdn_status check_qsl(gdn_backend* b, const int32_t* qsl, int32_t n, int64_t T, c
 
 // ----------------------------------------------------------------- launch contract
 gdn_status conv_contract(gdn_backend* b, int32_t arm, int32_t mapping, int64_t C, int64_t K, const int32_t* qsl,
-                         int32_t num_seqs, bool vec_ok, gdn_launch_contract* ct, std::vector<int32_t>* programs) {
-  if (arm < 0 || arm >= GDN_CONV_ARM_COUNT)
-    return fail(b, GDN_ERR_INVALID_ARGUMENT,
-                "arm: must be a gdn_conv_arm (0 scalar, 1 tiled, 2 reg, 3 reg-k4, 4 reg-k4x2, 5 vec), got %d", (int)arm);
+                         int32_t num_seqs, bool vec_ok, gdn_launch_contract* ct, std::vector<int32_t>* programs,
+                         registry::EntryRef* ran) {
+  if (!registry::get(registry::kConv, arm))
+    return fail(b, GDN_ERR_INVALID_ARGUMENT, "arm: must be a conv arm id (%s), got %d",
+                registry::id_list(registry::kConv).c_str(), (int)arm);
   if (mapping < 0 || mapping >= GDN_MAP_COUNT)
     return fail(b, GDN_ERR_INVALID_ARGUMENT,
                 "mapping: must be a gdn_conv_mapping (0 exact, 1 exact-racy, 2 sequence), got %d", (int)mapping);
@@ -66,31 +59,28 @@ gdn_status conv_contract(gdn_backend* b, int32_t arm, int32_t mapping, int64_t C
   gdn_status st = check_qsl(b, qsl, num_seqs, -1, "query_start_loc");
   if (st != GDN_OK) return st;
 
-  int32_t arm_ran = arm;
-  if ((arm == GDN_CONV_REG_K4 || arm == GDN_CONV_REG_K4X2) && K != 4) arm_ran = GDN_CONV_REG;
-  if (arm == GDN_CONV_VEC && !vec_ok) arm_ran = GDN_CONV_REG;
-  const bool whole_sequences = arm_ran == GDN_CONV_SCALAR || arm_ran == GDN_CONV_TILED || mapping == GDN_MAP_SEQUENCE;
+  // The fallback chain: an arm whose fixed K or data requirement fails runs its fallback arm.
+  const registry::EntryRef e = registry::resolve(registry::kConv, arm, [&](const gdn_arm_info& i) {
+    return (i.fixed_k == 0 || i.fixed_k == K) && (!(i.requires & GDN_ARM_REQ_VEC8) || vec_ok);
+  });
+  const gdn_arm_info& info = e->info;
+  const bool whole_sequences = !(info.mappings & (1 << mapping)) || mapping == GDN_MAP_SEQUENCE;
 
   std::memset(ct, 0, sizeof *ct);
-  ct->arm_ran = arm_ran;
+  ct->arm_ran = info.id;
   ct->mapping_ran = whole_sequences ? GDN_MAP_SEQUENCE : mapping;
-  ct->threads_per_block = conv::kThreads;
-  switch (arm_ran) {
-    case GDN_CONV_SCALAR: ct->channels_per_block = conv::kScalarTile; break;
-    case GDN_CONV_TILED: ct->channels_per_block = conv::kTiledTile; break;
-    case GDN_CONV_REG_K4X2: ct->channels_per_block = conv::kRegX2Tile; break;
-    case GDN_CONV_VEC: ct->channels_per_block = conv::kVecTile; break;
-    default: ct->channels_per_block = conv::kRegTile; break;
-  }
+  ct->threads_per_block = info.threads_per_block;
+  ct->channels_per_block = info.per_block;
   ct->channel_tiles = (int32_t)ceil_div(C, ct->channels_per_block);
-  ct->shared_bytes = arm_ran == GDN_CONV_TILED ? (int32_t)((conv::kTiledTokens + K - 1) * conv::kTiledTile * 4) : 0;
+  ct->shared_bytes = (int32_t)e->shared_bytes(K);
+  if (ran) *ran = e;
 
   int64_t n_programs = num_seqs;
   if (programs) programs->clear();
   if (whole_sequences) {
     ct->tokens_per_program = 0;
   } else {
-    const int32_t chunk = arm_ran == GDN_CONV_VEC ? conv::kVecChunk : GDN_CONV_CHUNK;
+    const int32_t chunk = info.tokens_per_program;
     ct->tokens_per_program = chunk;
     n_programs = 0;
     for (int32_t s = 0; s < num_seqs; ++s) n_programs += ceil_div(qsl[s + 1] - qsl[s], chunk);
@@ -175,18 +165,15 @@ gdn_status build_schedule(gdn_backend* b, const gdn_schedule& sc, int64_t blocks
 gdn_status conv_plan(gdn_backend* b, const gdn_conv_args* a, ConvPlan* plan) {
   if (a == nullptr) return fail(b, GDN_ERR_INVALID_ARGUMENT, "args: is null");
   const bool cuda = backend_is_cuda(b);
-  if (a->arm < 0 || a->arm >= GDN_CONV_ARM_COUNT)
-    return fail(b, GDN_ERR_INVALID_ARGUMENT,
-                "args.arm: must be a gdn_conv_arm (0 scalar, 1 tiled, 2 reg, 3 reg-k4, 4 reg-k4x2, 5 vec), got %d",
-                (int)a->arm);
+  if (!registry::get(registry::kConv, a->arm))
+    return fail(b, GDN_ERR_INVALID_ARGUMENT, "args.arm: must be a conv arm id (%s), got %d",
+                registry::id_list(registry::kConv).c_str(), (int)a->arm);
   if (a->mapping < 0 || a->mapping >= GDN_MAP_COUNT)
     return fail(b, GDN_ERR_INVALID_ARGUMENT,
                 "args.mapping: must be a gdn_conv_mapping (0 exact, 1 exact-racy, 2 sequence), got %d", (int)a->mapping);
   if (a->mutant < 0 || a->mutant >= GDN_CONV_MUTANT_COUNT)
-    return fail(b, GDN_ERR_INVALID_ARGUMENT,
-                "args.mutant: must be a gdn_conv_mutant (0 none, 1 taps-reversed, 2 state-from-output, 3 "
-                "no-tail-guard, 4 chunk-off-by-one), got %d",
-                (int)a->mutant);
+    return fail(b, GDN_ERR_INVALID_ARGUMENT, "args.mutant: must be a gdn_conv_mutant (%s), got %d",
+                mutant_list().c_str(), (int)a->mutant);
   if (!is_float_dtype(a->x_dtype))
     return fail(b, GDN_ERR_INVALID_ARGUMENT, "args.x_dtype: must be F32 (0) or BF16 (1), got %d (%s)", (int)a->x_dtype,
                 dtype_name(a->x_dtype));
@@ -234,57 +221,43 @@ gdn_status conv_plan(gdn_backend* b, const gdn_conv_args* a, ConvPlan* plan) {
   const uint64_t his_bytes = a->has_initial_state ? (uint64_t)N * hs : 0;
   const uint64_t state_bytes = (uint64_t)N * (uint64_t)C * (uint64_t)(K - 1) * 4;
   const uint64_t out_bytes = (uint64_t)T * (uint64_t)C * os;
-  struct Range {
-    const char* name;
-    gdn_addr addr;
-    uint64_t bytes;
+  const char* xn = dtype_name(a->x_dtype);
+  const char* hn = dtype_name(a->his_dtype == GDN_I32 ? GDN_I32 : GDN_I8);
+  const ArgRange ranges[] = {
+      {"args.x", a->x, x_bytes, (int)xs, xn, false},
+      {"args.weight", a->weight, w_bytes, (int)xs, xn, false},
+      {"args.bias", a->bias, bias_bytes, (int)xs, xn, false},
+      {"args.query_start_loc", a->query_start_loc, qsl_bytes, 4, "i32", false},
+      {"args.has_initial_state", a->has_initial_state, his_bytes, (int)hs, hn, false},
+      {"args.conv_state", a->conv_state, state_bytes, 4, "f32", true},
+      {"args.out", a->out, out_bytes, (int)os, dtype_name(a->out_dtype), true},
   };
-  const Range ranges[] = {
-      {"args.x", a->x, x_bytes},
-      {"args.weight", a->weight, w_bytes},
-      {"args.bias", a->bias, bias_bytes},
-      {"args.query_start_loc", a->query_start_loc, qsl_bytes},
-      {"args.has_initial_state", a->has_initial_state, his_bytes},
-      {"args.conv_state", a->conv_state, state_bytes},
-      {"args.out", a->out, out_bytes},
-  };
-  for (const Range& r : ranges) {
-    gdn_status st = check_range(b, r.addr, r.bytes, r.name);
-    if (st != GDN_OK) return st;
-  }
-  // Written buffers must not overlap anything else.
-  const Range* written[] = {&ranges[5], &ranges[6]};
-  for (const Range* w : written)
-    for (const Range& r : ranges)
-      if (&r != w && overlaps(w->addr, w->bytes, r.addr, r.bytes))
-        return fail(b, GDN_ERR_INVALID_ARGUMENT, "%s: overlaps %s (written buffers must not alias other arguments)",
-                    w->name, r.name);
+  gdn_status st = check_arg_ranges(b, ranges, sizeof ranges / sizeof ranges[0]);
+  if (st != GDN_OK) return st;
   const uint64_t align_x = a->x % 16, align_out = a->out % 16;
-  if (a->x % xs != 0 || a->weight % xs != 0 || (a->bias && a->bias % xs != 0))
-    return fail(b, GDN_ERR_INVALID_ARGUMENT, "args.x/weight/bias: must be aligned to their element size (%d bytes)",
-                (int)xs);
-  if (a->out % os != 0 || a->conv_state % 4 != 0 || a->query_start_loc % 4 != 0 ||
-      (a->has_initial_state && a->has_initial_state % hs != 0))
-    return fail(b, GDN_ERR_INVALID_ARGUMENT,
-                "args.out/conv_state/query_start_loc/has_initial_state: must be aligned to their element size");
 
   // ---- query_start_loc, read back
   std::vector<int32_t> qsl((size_t)N + 1);
-  gdn_status st = read_to_host(b, qsl.data(), a->query_start_loc, qsl_bytes, "args.query_start_loc");
+  st = read_to_host(b, qsl.data(), a->query_start_loc, qsl_bytes, "args.query_start_loc");
   if (st != GDN_OK) return st;
   st = check_qsl(b, qsl.data(), (int32_t)N, T, "args.query_start_loc");
   if (st != GDN_OK) return st;
 
   // ---- contract
   const bool vec_ok = C % conv::kVecLanes == 0 && a->x_row_stride % conv::kVecLanes == 0 && align_x == 0 && align_out == 0;
-  st = conv_contract(b, a->arm, a->mapping, C, K, qsl.data(), (int32_t)N, vec_ok, &plan->contract, &plan->programs);
+  st = conv_contract(b, a->arm, a->mapping, C, K, qsl.data(), (int32_t)N, vec_ok, &plan->contract, &plan->programs,
+                     &plan->arm);
   if (st != GDN_OK) return st;
   const gdn_launch_contract& ct = plan->contract;
+  const char* arm_name = plan->arm->info.name;
   if (a->mutant == GDN_CONV_MUTANT_CHUNK_OFF_BY_ONE && ct.mapping_ran == GDN_MAP_SEQUENCE)
     return fail(b, GDN_ERR_UNSUPPORTED,
                 "args.mutant: chunk-off-by-one plants a bug in exact-chunk programs, but arm %s with this mapping runs "
                 "whole sequences",
-                arm_name(ct.arm_ran));
+                arm_name);
+  if (a->mutant != GDN_CONV_MUTANT_NONE && !plan->arm->has_planted())
+    return fail(b, GDN_ERR_UNSUPPORTED,
+                "args.mutant: mutants are planted in the built-in arms' own builds; arm %s has none", arm_name);
 
   // ---- schedule (host)
   const int64_t blocks = (int64_t)ct.grid_x * ct.grid_y;
@@ -311,16 +284,19 @@ gdn_status conv_plan(gdn_backend* b, const gdn_conv_args* a, ConvPlan* plan) {
   p.state = addr_ptr<float>(a->conv_state);
   p.out = addr_ptr<void>(a->out);
   p.programs = plan->programs.empty() ? nullptr : plan->programs.data();  // the CUDA backend replaces it
-  plan->x_dtype = a->x_dtype;
-  plan->out_dtype = a->out_dtype;
+  plan->combo = 2 * (a->x_dtype == GDN_BF16) + (a->out_dtype == GDN_BF16);
+  plan->build = a->mutant != GDN_CONV_MUTANT_NONE ? 1 : 0;
+  plan->variant = plan->arm->variant_for(&p);
   return GDN_OK;
 }
 
 // ----------------------------------------------------------------- decode update plan
 gdn_status update_plan(gdn_backend* b, const gdn_conv_update_args* a, UpdatePlan* plan) {
   if (a == nullptr) return fail(b, GDN_ERR_INVALID_ARGUMENT, "args: is null");
-  if (a->arm < 0 || a->arm >= GDN_UPDATE_ARM_COUNT)
-    return fail(b, GDN_ERR_INVALID_ARGUMENT, "args.arm: must be 0 reference or 1 reg, got %d", (int)a->arm);
+  plan->arm = registry::get(registry::kUpdate, a->arm);
+  if (!plan->arm)
+    return fail(b, GDN_ERR_INVALID_ARGUMENT, "args.arm: must be a conv update arm id (%s), got %d",
+                registry::id_list(registry::kUpdate).c_str(), (int)a->arm);
   if (!is_float_dtype(a->x_dtype))
     return fail(b, GDN_ERR_INVALID_ARGUMENT, "args.x_dtype: must be F32 (0) or BF16 (1), got %d", (int)a->x_dtype);
   if (!is_float_dtype(a->out_dtype))
@@ -339,34 +315,20 @@ gdn_status update_plan(gdn_backend* b, const gdn_conv_update_args* a, UpdatePlan
   const uint64_t xs = (uint64_t)dtype_size(a->x_dtype), os = (uint64_t)dtype_size(a->out_dtype),
                  ss = (uint64_t)dtype_size(a->state_dtype);
   const uint64_t B = (uint64_t)a->B, C = (uint64_t)a->C, K = (uint64_t)a->K;
-  struct Range {
-    const char* name;
-    gdn_addr addr;
-    uint64_t bytes;
+  const char* xn = dtype_name(a->x_dtype);
+  const ArgRange ranges[] = {
+      {"args.x", a->x, B * C * xs, (int)xs, xn, false},
+      {"args.weight", a->weight, C * K * xs, (int)xs, xn, false},
+      {"args.bias", a->bias, a->bias ? C * xs : 0, (int)xs, xn, false},
+      {"args.state", a->state, (uint64_t)a->num_slots * C * (K - 1) * ss, (int)ss, dtype_name(a->state_dtype), true},
+      {"args.state_indices", a->state_indices, B * 4, 4, "i32", false},
+      {"args.out", a->out, B * C * os, (int)os, dtype_name(a->out_dtype), true},
   };
-  const Range ranges[] = {
-      {"args.x", a->x, B * C * xs},
-      {"args.weight", a->weight, C * K * xs},
-      {"args.bias", a->bias, a->bias ? C * xs : 0},
-      {"args.state", a->state, (uint64_t)a->num_slots * C * (K - 1) * ss},
-      {"args.state_indices", a->state_indices, B * 4},
-      {"args.out", a->out, B * C * os},
-  };
-  for (const Range& r : ranges) {
-    gdn_status st = check_range(b, r.addr, r.bytes, r.name);
-    if (st != GDN_OK) return st;
-  }
-  const Range* written[] = {&ranges[3], &ranges[5]};
-  for (const Range* w : written)
-    for (const Range& r : ranges)
-      if (&r != w && overlaps(w->addr, w->bytes, r.addr, r.bytes))
-        return fail(b, GDN_ERR_INVALID_ARGUMENT, "%s: overlaps %s (written buffers must not alias other arguments)",
-                    w->name, r.name);
-  if (a->x % xs || a->weight % xs || (a->bias && a->bias % xs) || a->state % ss || a->state_indices % 4 || a->out % os)
-    return fail(b, GDN_ERR_INVALID_ARGUMENT, "args: every address must be aligned to its element size");
+  gdn_status st = check_arg_ranges(b, ranges, sizeof ranges / sizeof ranges[0]);
+  if (st != GDN_OK) return st;
 
   std::vector<int32_t> slots((size_t)B);
-  gdn_status st = read_to_host(b, slots.data(), a->state_indices, B * 4, "args.state_indices");
+  st = read_to_host(b, slots.data(), a->state_indices, B * 4, "args.state_indices");
   if (st != GDN_OK) return st;
   std::vector<int64_t> owner((size_t)a->num_slots, -1);
   for (uint64_t i = 0; i < B; ++i) {
@@ -396,9 +358,10 @@ gdn_status update_plan(gdn_backend* b, const gdn_conv_update_args* a, UpdatePlan
   p.state = addr_ptr<void>(a->state);
   p.slots = addr_ptr<const int32_t>(a->state_indices);
   p.out = addr_ptr<void>(a->out);
-  plan->arm = a->arm;
-  plan->x_dtype = a->x_dtype;
-  plan->grid_x = (int32_t)((a->C + update::kThreads - 1) / update::kThreads);
+  plan->combo = a->x_dtype == GDN_BF16 ? 1 : 0;
+  plan->variant = plan->arm->variant_for(&p);
+  plan->threads = plan->arm->info.threads_per_block;
+  plan->grid_x = (int32_t)ceil_div(a->C, plan->arm->info.per_block);
   plan->grid_y = (int32_t)a->B;
   return GDN_OK;
 }

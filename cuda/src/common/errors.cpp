@@ -38,6 +38,7 @@ const char* status_name(int32_t status) {
     case GDN_ERR_DEVICE: return "GDN_ERR_DEVICE";
     case GDN_ERR_INVALID_BUFFER: return "GDN_ERR_INVALID_BUFFER";
     case GDN_ERR_INTERNAL: return "GDN_ERR_INTERNAL";
+    case GDN_ERR_ARM_FAULT: return "GDN_ERR_ARM_FAULT";
     default: return "GDN_ERR_UNKNOWN_STATUS";
   }
 }

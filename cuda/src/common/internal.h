@@ -1,8 +1,9 @@
 // internal.h — what the pieces of libgdn share behind gdn.h. Not part of the ABI.
 //
 // Seams between op families: the API layer (api.cpp) validates the backend, records errors and
-// dispatches; each op family provides a validator/planner (common), a host runner (host/) and a
-// CUDA launcher (cuda/). The timing loop (gdn_time_ops) calls the same planner and launcher.
+// dispatches; each op family provides a planner (common/<family>_plan.cpp: a validated plan struct),
+// a host runner (host/replay_host.cpp: <family>_run) and a CUDA launcher (cuda/: <family>_launch),
+// declared in backend_ops.h. The timing loop (gdn_time_ops) calls the same planner and launcher.
 #pragma once
 
 #include "gdn.h"
@@ -23,6 +24,20 @@ gdn_status fail(gdn_backend* backend, gdn_status status, const char* fmt, ...)
 // OK when [addr, addr + bytes) lies inside one live buffer of backend; otherwise records an error
 // naming `what` ("args.x", ...) and returns GDN_ERR_INVALID_BUFFER. bytes == 0 is always OK.
 gdn_status check_range(gdn_backend* backend, gdn_addr addr, uint64_t bytes, const char* what);
+
+// One address argument of an op: its name ("args.x"), extent, element size, and whether the op
+// writes it. check_arg_ranges checks, in this order: every range lies in a live buffer; every
+// non-empty range is aligned to its element size; no written range shares a byte with any other
+// range (read-only ranges may share bytes: a and b interleave in one packed buffer).
+struct ArgRange {
+  const char* name;
+  gdn_addr addr;
+  uint64_t bytes;
+  int elem_bytes;
+  const char* dtype;  // for messages: "f32", "bf16", "i32", ...
+  bool written;
+};
+gdn_status check_arg_ranges(gdn_backend* backend, const ArgRange* ranges, size_t n);
 
 // Element size of a dtype (0 for an unknown dtype).
 int dtype_size(int32_t dtype);
@@ -49,13 +64,5 @@ void* cuda_stream(gdn_backend* backend);
 //   gdn_status cuda_check(gdn_backend*, cudaError_t, const char* what);  // GDN_ERR_DEVICE + message
 //   gdn_status cuda_check_launch(gdn_backend*, const char* kernel);      // cudaGetLastError after a launch
 
-// ----------------------------------------------------------------- post-conv seam
-// common/postconv_plan.cpp: validates every field of args (dtypes, sizes, strides, ranges through
-// check_range) and fills result (arm_ran after fallback, threads, grid). No work is done.
-gdn_status postconv_plan(gdn_backend* backend, const gdn_postconv_args* args, gdn_postconv_result* result);
-// host/postconv_host.cpp: runs the planned arm on the host backend (blocks in forward order).
-gdn_status postconv_run_host(gdn_backend* backend, const gdn_postconv_args* args, const gdn_postconv_result* plan);
-// cuda/postconv.cu: enqueues the planned arm on the backend's stream (no synchronisation).
-gdn_status postconv_launch_cuda(gdn_backend* backend, const gdn_postconv_args* args, const gdn_postconv_result* plan);
 
 }  // namespace gdn

@@ -1,10 +1,10 @@
-// postconv_plan.cpp — validation and launch planning of the post-conv op (DOMAIN.md §4).
+// postconv_plan.cpp — validation and launch planning of the post-conv op (docs/SPEC.md, "Post-conv").
 //
 // gdn::postconv_plan checks every field of gdn_postconv_args and says what will run: the arm after
-// fallback (token-tile and seq4 need Dk = Dv = 128, else the tree runs), threads per block and the
-// grid. Both backends launch exactly this plan, so the host replays the GPU's index space.
-#include "common/internal.h"
-#include "common/postconv_kernels.h"
+// its registry entry's fallback rule (token-tile and seq4 need Dk = Dv = 128, else the tree runs),
+// threads per block, shared memory and the grid of the arm's layout. Both backends launch exactly
+// this plan, so the host replays the GPU's index space.
+#include "common/postconv_plan.h"
 
 #include <cinttypes>
 #include <cstdint>
@@ -32,31 +32,37 @@ bool span_bytes(int64_t rows, int64_t stride, int64_t row_len, int elem_bytes, u
   return true;
 }
 
-struct Range {
-  const char* name;
-  gdn_addr addr;
-  uint64_t bytes;
-  int elem_bytes;
-  const char* dtype;
-};
 
-bool overlaps(const Range& x, const Range& y) {
-  if (x.bytes == 0 || y.bytes == 0) return false;
-  return x.addr < y.addr + y.bytes && y.addr < x.addr + x.bytes;
+postconv::Params make_params(const gdn_postconv_args& a) {
+  postconv::Params p;
+  p.T = a.T; p.Hk = a.Hk; p.Hv = a.Hv; p.Dk = a.Dk; p.Dv = a.Dv;
+  p.C = 2 * a.Hk * a.Dk + a.Hv * a.Dv;
+  p.a_stride = a.a_row_stride; p.b_stride = a.b_row_stride;
+  p.conv = addr_ptr<const void>(a.conv_out);
+  p.a = addr_ptr<const void>(a.a);
+  p.b = addr_ptr<const void>(a.b);
+  p.A_log = addr_ptr<const float>(a.A_log);
+  p.dt_bias = addr_ptr<const float>(a.dt_bias);
+  p.q = addr_ptr<void>(a.q);
+  p.k = addr_ptr<void>(a.k);
+  p.v = addr_ptr<void>(a.v);
+  p.g = addr_ptr<float>(a.g);
+  p.beta = addr_ptr<float>(a.beta);
+  p.vec16 = ((a.conv_out | a.v) % 16 == 0) ? 1 : 0;
+  return p;
 }
 
 }  // namespace
 
-gdn_status postconv_plan(gdn_backend* backend, const gdn_postconv_args* args, gdn_postconv_result* result) {
+gdn_status postconv_plan(gdn_backend* backend, const gdn_postconv_args* args, PostconvPlan* plan) {
   if (args == nullptr) return fail(backend, GDN_ERR_INVALID_ARGUMENT, "args: expected a gdn_postconv_args, got NULL");
-  if (result == nullptr)
-    return fail(backend, GDN_ERR_INVALID_ARGUMENT, "result: expected a gdn_postconv_result to fill, got NULL");
+  if (plan == nullptr) return fail(backend, GDN_ERR_INTERNAL, "postconv_plan: no plan to fill");
   const gdn_postconv_args& a = *args;
 
   // ---- arm, sizes
-  if (a.arm < 0 || a.arm >= GDN_POSTCONV_ARM_COUNT)
-    return fail(backend, GDN_ERR_INVALID_ARGUMENT,
-                "args.arm: expected a gdn_postconv_arm (0 tree, 1 token-tile, 2 seq4), got %" PRId32, a.arm);
+  if (!registry::get(registry::kPostconv, a.arm))
+    return fail(backend, GDN_ERR_INVALID_ARGUMENT, "args.arm: expected a post-conv arm id (%s), got %" PRId32,
+                registry::id_list(registry::kPostconv).c_str(), a.arm);
   if (a.T < 0) return fail(backend, GDN_ERR_INVALID_ARGUMENT, "args.T: expected >= 0 tokens, got %" PRId64, a.T);
   if (a.T > kMaxGridX)
     return fail(backend, GDN_ERR_INVALID_ARGUMENT, "args.T: expected at most %" PRId64 " tokens, got %" PRId64,
@@ -115,68 +121,50 @@ gdn_status postconv_plan(gdn_backend* backend, const gdn_postconv_args* args, gd
   const char* conv_dn = dtype_name(a.conv_dtype);
   const char* gate_dn = dtype_name(a.gate_dtype);
   const char* qkv_dn = dtype_name(a.qkv_dtype);
-  const Range inputs[] = {
-      {"args.conv_out", a.conv_out, T * (uint64_t)C * conv_es, conv_es, conv_dn},
-      {"args.a", a.a, a_bytes, gate_es, gate_dn},
-      {"args.b", a.b, b_bytes, gate_es, gate_dn},
-      {"args.A_log", a.A_log, (uint64_t)a.Hv * 4, 4, "f32"},
-      {"args.dt_bias", a.dt_bias, (uint64_t)a.Hv * 4, 4, "f32"},
+  const ArgRange ranges[] = {
+      {"args.conv_out", a.conv_out, T * (uint64_t)C * conv_es, conv_es, conv_dn, false},
+      {"args.a", a.a, a_bytes, gate_es, gate_dn, false},
+      {"args.b", a.b, b_bytes, gate_es, gate_dn, false},
+      {"args.A_log", a.A_log, (uint64_t)a.Hv * 4, 4, "f32", false},
+      {"args.dt_bias", a.dt_bias, (uint64_t)a.Hv * 4, 4, "f32", false},
+      {"args.q", a.q, T * (uint64_t)(a.Hk * a.Dk) * qkv_es, qkv_es, qkv_dn, true},
+      {"args.k", a.k, T * (uint64_t)(a.Hk * a.Dk) * qkv_es, qkv_es, qkv_dn, true},
+      {"args.v", a.v, T * (uint64_t)(a.Hv * a.Dv) * qkv_es, qkv_es, qkv_dn, true},
+      {"args.g", a.g, T * (uint64_t)a.Hv * 4, 4, "f32", true},
+      {"args.beta", a.beta, T * (uint64_t)a.Hv * 4, 4, "f32", true},
   };
-  const Range outputs[] = {
-      {"args.q", a.q, T * (uint64_t)(a.Hk * a.Dk) * qkv_es, qkv_es, qkv_dn},
-      {"args.k", a.k, T * (uint64_t)(a.Hk * a.Dk) * qkv_es, qkv_es, qkv_dn},
-      {"args.v", a.v, T * (uint64_t)(a.Hv * a.Dv) * qkv_es, qkv_es, qkv_dn},
-      {"args.g", a.g, T * (uint64_t)a.Hv * 4, 4, "f32"},
-      {"args.beta", a.beta, T * (uint64_t)a.Hv * 4, 4, "f32"},
-  };
-  for (const Range& r : inputs) {
-    const gdn_status st = check_range(backend, r.addr, r.bytes, r.name);
-    if (st != GDN_OK) return st;
-  }
-  for (const Range& r : outputs) {
-    const gdn_status st = check_range(backend, r.addr, r.bytes, r.name);
-    if (st != GDN_OK) return st;
-  }
-  // Element alignment: a misaligned load is a fault on the GPU, so both backends refuse it.
-  for (const Range& r : inputs)
-    if (r.bytes != 0 && r.addr % (uint64_t)r.elem_bytes != 0)
-      return fail(backend, GDN_ERR_INVALID_ARGUMENT,
-                  "%s: expected an address aligned to its %d-byte %s elements, got 0x%" PRIx64, r.name, r.elem_bytes,
-                  r.dtype, r.addr);
-  for (const Range& r : outputs)
-    if (r.bytes != 0 && r.addr % (uint64_t)r.elem_bytes != 0)
-      return fail(backend, GDN_ERR_INVALID_ARGUMENT,
-                  "%s: expected an address aligned to its %d-byte %s elements, got 0x%" PRIx64, r.name, r.elem_bytes,
-                  r.dtype, r.addr);
-  // Outputs are written while inputs are read, by other blocks: no output may share a byte with an
-  // input or another output (inputs may share bytes: a and b interleave in one packed buffer).
-  for (size_t i = 0; i < sizeof(outputs) / sizeof(outputs[0]); ++i) {
-    for (const Range& in : inputs)
-      if (overlaps(outputs[i], in))
-        return fail(backend, GDN_ERR_INVALID_ARGUMENT, "%s: expected memory apart from %s, but the two overlap",
-                    outputs[i].name, in.name);
-    for (size_t j = 0; j < i; ++j)
-      if (overlaps(outputs[i], outputs[j]))
-        return fail(backend, GDN_ERR_INVALID_ARGUMENT, "%s: expected memory apart from %s, but the two overlap",
-                    outputs[i].name, outputs[j].name);
-  }
+  const gdn_status st = check_arg_ranges(backend, ranges, sizeof ranges / sizeof ranges[0]);
+  if (st != GDN_OK) return st;
 
   // ---- the plan
   const bool tile_fits = a.Dk == postconv::kTileD && a.Dv == postconv::kTileD;
-  int32_t arm_ran = a.arm;
-  if ((a.arm == GDN_POSTCONV_TOKEN_TILE || a.arm == GDN_POSTCONV_SEQ4) && !tile_fits) arm_ran = GDN_POSTCONV_TREE;
-  *result = gdn_postconv_result{};
-  result->arm_ran = arm_ran;
-  if (arm_ran == GDN_POSTCONV_TREE) {
-    // one block per (token, head slot); slots: Hk q heads, Hk k heads, Hv value heads (with gates)
-    result->threads_per_block = postconv::tree_threads(a.Dk);
-    result->grid_x = (int32_t)a.T;
-    result->grid_y = (int32_t)(2 * a.Hk + a.Hv);
-  } else {
-    // one block of 4 warps per (head slot, 16 tokens); the last slot computes the gates
-    result->threads_per_block = postconv::kTileThreads;
-    result->grid_x = (int32_t)((2 * a.Hk + a.Hv + 1) * postconv::tile_grid_folds(a.T));
-    result->grid_y = (int32_t)postconv::tile_grid_rows(a.T);
+  plan->arm = registry::resolve(registry::kPostconv, a.arm,
+                                [&](const gdn_arm_info& i) { return !(i.requires & GDN_ARM_REQ_D128) || tile_fits; });
+  const gdn_arm_info& info = plan->arm->info;
+  plan->params = make_params(a);
+  plan->combo = 4 * (a.conv_dtype == GDN_BF16) + 2 * (a.qkv_dtype == GDN_BF16) + (a.gate_dtype == GDN_BF16);
+  plan->variant = plan->arm->variant_for(&plan->params);
+  plan->shared_bytes = (int32_t)plan->arm->shared_bytes(0);
+  gdn_postconv_result& r = plan->result;
+  r = gdn_postconv_result{};
+  r.arm_ran = info.id;
+  r.threads_per_block = plan->arm->threads_rule == kThreadsTreeOfD ? postconv::tree_threads(a.Dk) : info.threads_per_block;
+  if (r.threads_per_block > info.threads_per_block)
+    return fail(backend, GDN_ERR_INTERNAL, "postconv_plan: arm %s needs %d threads, declares at most %d", info.name,
+                (int)r.threads_per_block, (int)info.threads_per_block);
+  const int64_t slots = 2 * a.Hk + a.Hv;
+  switch (info.layout) {
+    case kLayoutTokenSlot:  // one block per (token, head slot); value slots compute the gates
+      r.grid_x = (int32_t)a.T;
+      r.grid_y = (int32_t)slots;
+      break;
+    case kLayoutTileSlots:  // one block per (head slot, 16 tokens); the last slot computes the gates
+      r.grid_x = (int32_t)((slots + 1) * postconv::tile_grid_folds(a.T));
+      r.grid_y = (int32_t)postconv::tile_grid_rows(a.T);
+      break;
+    default:
+      return fail(backend, GDN_ERR_INTERNAL, "postconv_plan: arm %s has no post-conv layout (%d)", info.name,
+                  (int)info.layout);
   }
   return GDN_OK;
 }

@@ -11,7 +11,7 @@ gdn_status launch_op(gdn_backend* b, const PlannedOp& op) {
   switch (op.kind) {
     case GDN_OP_CONV: return conv_launch(b, op.conv);
     case GDN_OP_CONV_UPDATE: return update_launch(b, op.update);
-    case GDN_OP_POSTCONV: return postconv_launch_cuda(b, &op.postconv_args, &op.postconv);
+    case GDN_OP_POSTCONV: return postconv_launch(b, op.postconv);
     case GDN_OP_COPY: return copy(b, op.copy.dst, op.copy.src, op.copy.bytes);
     default: return fail(b, GDN_ERR_INTERNAL, "launch_op: op kind %d was not planned", (int)op.kind);
   }

@@ -12,9 +12,9 @@ namespace host {
 
 gdn_status run_op(gdn_backend* b, const PlannedOp& op) {
   switch (op.kind) {
-    case GDN_OP_CONV: conv_run(op.conv); return GDN_OK;
-    case GDN_OP_CONV_UPDATE: update_run(op.update); return GDN_OK;
-    case GDN_OP_POSTCONV: return postconv_run_host(b, &op.postconv_args, &op.postconv);
+    case GDN_OP_CONV: return conv_run(b, op.conv);
+    case GDN_OP_CONV_UPDATE: return update_run(b, op.update);
+    case GDN_OP_POSTCONV: return postconv_run(b, op.postconv);
     case GDN_OP_COPY:
       if (op.copy.bytes > 0)
         std::memmove(reinterpret_cast<void*>((uintptr_t)op.copy.dst), reinterpret_cast<const void*>((uintptr_t)op.copy.src),

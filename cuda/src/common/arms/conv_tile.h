@@ -76,7 +76,7 @@ struct TileVec<float, V> {
 };
 
 // Stores of V results, rounded once to TO. Written as PTX vector stores on the GPU (a plain vector
-// assignment was split into 32-bit stores by NVVM, see conv_arms.h store8).
+// assignment was split into 32-bit stores by NVVM, see conv_vec.h store8).
 template <int V>
 GDN_HDI void tile_store(bf16_bits* dst, const float (&y)[V]) {
   uint32_t u[V / 2];

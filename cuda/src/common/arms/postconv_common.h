@@ -1,13 +1,11 @@
-// postconv_kernels.h — the per-thread bodies of the post-conv kernels (DOMAIN.md §4), shared by the
-// CUDA kernels (cuda/postconv.cu) and the host backend's replay of them (host/postconv_host.cpp).
+// postconv_common.h — what every post-conv arm shares (docs/SPEC.md, "Post-conv"): parameters,
+// head slots, element loads and stores, the squares, the tree's levels and the token tile's lane
+// fold, the L2 scale, the gates. The arm bodies (postconv_tree.h, postconv_token_tile.h, ...) are
+// written once against common/exec.h and run on both backends; the backends differ only in how bytes
+// travel (the GPU copies value heads in 16-byte vectors, the host with memcpy), which never changes a
+// value.
 //
-// Everything that decides a bit of an output lives here: element loads and stores, the squares, the
-// order in which they are summed (tree levels, the token tile's lane fold and its shuffle levels),
-// the L2 scale, the gates. The two backends only differ in how they walk threads and blocks, and in
-// how bytes travel (the GPU copies value heads in 16-byte vectors; the host element by element),
-// neither of which changes a value.
-//
-// Rules (DOMAIN.md §5): no implicit contraction (the build sets nvcc --fmad=false and g++
+// Rules (docs/SPEC.md, "Determinism"): no implicit contraction (the build sets nvcc --fmad=false and g++
 // -ffp-contract=off); every square is a plain multiply x * x; sqrt and division are the IEEE
 // correctly rounded ones on both sides (never rsqrtf); exp and log1p come from detmath.h.
 #pragma once
@@ -18,8 +16,9 @@
 #include <cstring>
 #include <stdint.h>
 
+#include "common/arms/arm_spec.h"
 #include "common/detmath.h"
-#include "common/internal.h"
+#include "common/exec.h"
 
 namespace gdn {
 namespace postconv {
@@ -250,41 +249,6 @@ GDN_HD inline void tile_gates_thread(const Params& p, int64_t t0, int tid) {
   const int tokens = tile_tokens(p, t0, kTileTokens);
   const int heads = (int)p.Hv;  // < 65535
   for (int e = tid; e < tokens * heads; e += kTileThreads) gate_element<TG>(p, t0 + e / heads, e % heads);
-}
-
-// ----------------------------------------------------------------- host-side helpers
-inline Params make_params(const gdn_postconv_args& a) {
-  Params p;
-  p.T = a.T; p.Hk = a.Hk; p.Hv = a.Hv; p.Dk = a.Dk; p.Dv = a.Dv;
-  p.C = 2 * a.Hk * a.Dk + a.Hv * a.Dv;
-  p.a_stride = a.a_row_stride; p.b_stride = a.b_row_stride;
-  p.conv = addr_ptr<const void>(a.conv_out);
-  p.a = addr_ptr<const void>(a.a);
-  p.b = addr_ptr<const void>(a.b);
-  p.A_log = addr_ptr<const float>(a.A_log);
-  p.dt_bias = addr_ptr<const float>(a.dt_bias);
-  p.q = addr_ptr<void>(a.q);
-  p.k = addr_ptr<void>(a.k);
-  p.v = addr_ptr<void>(a.v);
-  p.g = addr_ptr<float>(a.g);
-  p.beta = addr_ptr<float>(a.beta);
-  p.vec16 = ((a.conv_out | a.v) % 16 == 0) ? 1 : 0;
-  return p;
-}
-
-// Calls f(Type<TC>{}, Type<TQ>{}, Type<TG>{}) with float / uint16_t (bf16) for the three dtypes
-// (validated by postconv_plan to be GDN_F32 or GDN_BF16).
-template <class T> struct Type { using type = T; };
-
-template <class F>
-inline void dispatch_dtypes(int32_t conv_dtype, int32_t qkv_dtype, int32_t gate_dtype, F&& f) {
-  auto pick_gate = [&](auto tc, auto tq) {
-    if (gate_dtype == GDN_BF16) f(tc, tq, Type<uint16_t>{}); else f(tc, tq, Type<float>{});
-  };
-  auto pick_qkv = [&](auto tc) {
-    if (qkv_dtype == GDN_BF16) pick_gate(tc, Type<uint16_t>{}); else pick_gate(tc, Type<float>{});
-  };
-  if (conv_dtype == GDN_BF16) pick_qkv(Type<uint16_t>{}); else pick_qkv(Type<float>{});
 }
 
 }  // namespace postconv

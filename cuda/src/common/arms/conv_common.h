@@ -1,0 +1,107 @@
+// conv_common.h — what every causal-conv arm body shares (docs/SPEC.md, "Causal conv"): the
+// parameters and helpers of conv_params.h, the spec of arm_spec.h, and the register-window helpers
+// of the register arms.
+//
+// Every arm computes, per (sequence, channel, token), exactly
+//     acc = bias (or 0);  for j = 0..K-1: acc = fmaf(w[c][j], x_at(t - (K-1) + j), acc);
+//     out = round(silu(acc))
+// and leaves conv_state[s][c] = the last K-1 raw inputs. They differ only in how work is organised,
+// so they give identical bits; the planted mutants (gdn_conv_mutant, compiled only into the
+// PlantedMutants instantiation, see conv_params.h) are the exceptions:
+//   TAPS_REVERSED      the kernel applied newest-to-oldest: w[c][K-1-j] multiplies x_at(t-(K-1)+j)
+//                      (tap 0 lands on the current token; the fma chain still runs oldest first)
+//   STATE_FROM_OUTPUT  state column j takes the f32 activation of token T_s-(K-1)+j, written by the
+//                      thread that computes that token, instead of its raw input
+//   NO_TAIL_GUARD      lanes past C in the last channel tile compute (reads clamped to channel C-1)
+//                      and store at t*C + c, i.e. into row t+1
+//   CHUNK_OFF_BY_ONE   exact-mapping programs stop one token early (7 of 8, 63 of 64)
+#pragma once
+
+#include "common/arms/arm_spec.h"
+#include "common/conv_params.h"
+
+namespace gdn {
+namespace conv {
+
+constexpr int kTapsReversed = GDN_CONV_MUTANT_TAPS_REVERSED;
+constexpr int kStateFromOutput = GDN_CONV_MUTANT_STATE_FROM_OUTPUT;
+constexpr int kNoTailGuard = GDN_CONV_MUTANT_NO_TAIL_GUARD;
+
+// ----------------------------------------------------------------- register window helpers
+// The window and the weights are right-aligned in W slots (slot W-1 = newest token); with a run-time
+// K (W = kMaxK) taps below W-K are skipped, with a fixed K = W nothing is guarded.
+template <int W>
+GDN_HDI float apply_taps(const float (&wr)[W], const float (&win)[W], int K, float bias) {
+  float acc = bias;
+  GDN_UNROLL
+  for (int jj = 0; jj < W; ++jj)
+    if (jj >= W - K) acc = det_fma(wr[jj], win[jj], acc);
+  return acc;
+}
+
+// Weight of slot jj (right-aligned taps); TAPS_REVERSED mirrors the kernel at load time.
+GDN_HDI int tap_of_slot(int jj, int W, int K, bool reversed) {
+  const int j = jj - (W - K);
+  return reversed ? K - 1 - j : j;
+}
+
+// One channel's work in one program: preload the K-1 history inputs, then for each token shift the
+// window, read x once, apply the taps from registers. KF = 0: K at run time (W = kMaxK); KF > 0: K
+// fixed at KF (W = KF).
+template <class TX, class TO, class M, int KF>
+GDN_HD inline void reg_channel(const Params& p, const Span& s, int64_t c_lane) {
+  constexpr int W = KF > 0 ? KF : kMaxK;
+  const int K = KF > 0 ? KF : p.K;
+  const bool in_range = c_lane < p.C;
+  if (!in_range && !M::is(p, kNoTailGuard)) return;
+  const int64_t c = in_range ? c_lane : p.C - 1;
+  const TX* x = static_cast<const TX*>(p.x);
+  const TX* w = static_cast<const TX*>(p.w) + c * K;
+  float wr[W], win[W];
+  GDN_UNROLL
+  for (int jj = 0; jj < W; ++jj) {
+    wr[jj] = jj >= W - K ? load(w, tap_of_slot(jj, W, K, M::is(p, kTapsReversed))) : 0.0f;
+    win[jj] = 0.0f;
+  }
+  const float b = p.bias ? load(static_cast<const TX*>(p.bias), c) : 0.0f;
+  const bool init = has_initial_state(p, s.seq);
+
+  widen_before_state_read(p, s);
+  // slot jj holds row t0 - (W - jj); the K-1 history rows fill slots W-K+1 .. W-1
+  GDN_UNROLL
+  for (int jj = 1; jj < W; ++jj)
+    if (jj >= W - K + 1) win[jj] = input_at<TX>(p, s, init, s.t0 - (W - jj), c);
+
+  const bool state_from_output = M::is(p, kStateFromOutput) && in_range;
+  for (int64_t t = s.t0; t < s.t1c; ++t) {
+    GDN_UNROLL
+    for (int jj = 0; jj + 1 < W; ++jj) win[jj] = win[jj + 1];
+    win[W - 1] = load(x, t * p.x_stride + c);
+    const float y = gdn_silu(apply_taps<W>(wr, win, K, b));
+    store_out<TO>(p, t, c_lane, y);
+    if (state_from_output && t >= s.end - (K - 1)) state_row(p, s.seq, c)[t - (s.end - (K - 1))] = y;
+  }
+
+  if (!in_range || !s.writes_state) return;
+  float* st = state_row(p, s.seq, c);
+  if (s.t1c == s.end) {
+    // The window ends at the sequence end: its last K-1 slots are the final state (this also covers
+    // sequences shorter than K-1, whose window still holds shifted old state).
+    GDN_UNROLL
+    for (int jj = 1; jj < W; ++jj) {
+      if (jj < W - K + 1) continue;
+      const int j = jj - (W - K + 1);
+      if (M::is(p, kStateFromOutput) && s.end - (K - 1) + j >= s.start) continue;
+      st[j] = win[jj];
+    }
+  } else {
+    // chunk 0 of a longer sequence: the last K-1 inputs are rows of x (T_s > chunk >= K-1).
+    for (int j = 0; j < K - 1; ++j) {
+      if (M::is(p, kStateFromOutput)) continue;
+      st[j] = load(x, (s.end - (K - 1) + j) * p.x_stride + c);
+    }
+  }
+}
+
+}  // namespace conv
+}  // namespace gdn

@@ -1,0 +1,395 @@
+// exec_host.cpp — the host side of the execution interface (common/exec.h; docs/SPEC.md, "Arms and
+// the execution interface"): blocks one after the other in the launch's order; inside a block either a
+// plain loop over the threads (arms without barriers or shuffles) or one cooperative fiber per thread.
+//
+// Fibers. Each thread of a cooperative block runs on its own stack. A thread runs until it reaches
+// sync(), shfl_xor() or its end, then switches back to the block's scheduler. After a round in which
+// every runnable thread ran up to its next wait, the scheduler releases
+//   - every thread at a block barrier, once all live threads of the block are at one;
+//   - the lanes of a warp waiting at a shuffle, once all live lanes of that warp are at one;
+// and runs the released threads again, in thread order. When no one can be released the block's
+// threads wait at barriers that can never all be reached (divergent __syncthreads on a GPU): the launch
+// fails with kFaultDeadlock instead of hanging.
+//
+// A shuffle posts the lane's value in one of two exchange rows (alternating per call), waits, then
+// reads lane ^ mask's value of that row. Two rows suffice: a lane can only post into a row again after
+// the next shuffle's release, which every lane reaches only after it has read this one.
+//
+// The context switch: on x86-64 a few instructions of our own that save the callee-saved registers
+// on the old stack and restore them from the new one (swapcontext would make a sigprocmask system call
+// per switch). Elsewhere, or with GDN_EXEC_FORCE_UCONTEXT (the unit test builds both), ucontext.
+#include "common/exec.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#if !defined(__x86_64__) || defined(GDN_EXEC_FORCE_UCONTEXT)
+#define GDN_FIBER_UCONTEXT 1
+#include <ucontext.h>
+#else
+#define GDN_FIBER_UCONTEXT 0
+#endif
+
+namespace gdn {
+namespace exec {
+
+#if !GDN_FIBER_UCONTEXT
+// gdn_fiber_switch(save, to): pushes rbp, rbx, r12-r15, stores rsp in *save, loads rsp = to, pops the
+// same registers of the other fiber and returns into it. gdn_fiber_start is where a new fiber's first
+// switch returns to: it calls r13(r12) and never returns (a fiber ends by switching away).
+// Local symbols (no .globl): nothing outside this file calls them, and libgdn exports only gdn_* API.
+extern "C" void gdn_fiber_switch(void** save, void* to);
+extern "C" void gdn_fiber_start();
+asm(R"(
+  .text
+  .p2align 4
+  .type gdn_fiber_switch,@function
+gdn_fiber_switch:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+  .size gdn_fiber_switch,.-gdn_fiber_switch
+  .p2align 4
+  .type gdn_fiber_start,@function
+gdn_fiber_start:
+  movq %r12, %rdi
+  callq *%r13
+  ud2
+  .size gdn_fiber_start,.-gdn_fiber_start
+)");
+#endif
+
+namespace {
+
+// Stacks: 128 KiB per fiber (pages are committed only when touched), each below a guard page so
+// that an overflow faults instead of corrupting the next stack. (Backing them with transparent huge
+// pages was tried to cut TLB misses on switches: no gain measured, and it needs the guard pages gone.)
+constexpr size_t kStackBytes = 128 * 1024;
+constexpr size_t kGuardBytes = 4096;
+
+enum State : uint8_t { kReady = 0, kRunning = 1, kAtBlock = 2, kAtWarp = 3, kDone = 4 };
+
+struct Fiber {
+#if GDN_FIBER_UCONTEXT
+  ucontext_t uc;
+#else
+  void* sp = nullptr;
+#endif
+  bool fresh = true;  // needs a new initial frame (never started, or abandoned by a fault)
+};
+
+}  // namespace
+
+// The cooperative scheduler of one OS thread. Fibers persist: after a thread's body returns, its
+// fiber waits at the top of its loop and runs the body again for the next block (or launch), so a
+// block costs no stack setup. A waiting fiber switches straight to the next runnable thread of the
+// round (thread order); the last one of a round switches to the scheduler, which releases waiters.
+struct HostCoop {
+  int n = 0;
+  int current = 0;
+  int live = 0;
+  int64_t block = 0, gx = 1, gy = 1;
+  void* sm = nullptr;
+  HostThreadFn fn = nullptr;
+  const void* closure = nullptr;
+  int32_t fault = kFaultNone;
+  std::vector<Fiber> fibers;
+  Fiber main;
+  std::vector<uint8_t> state;
+  std::vector<uint8_t> parity;
+  std::vector<float> xf[2];
+  std::vector<int32_t> xi[2];
+  // the stacks: one mapping of `capacity` (guard + stack) slots
+  char* stacks = nullptr;
+  size_t capacity = 0;
+
+  ~HostCoop() {
+    if (stacks) munmap(stacks, capacity * (kStackBytes + kGuardBytes));
+  }
+  bool reserve(int threads);
+  void start(int tid);
+  // Fiber `tid` has set its state (a wait or done): run the next runnable thread of this round, or
+  // return to the scheduler. Returns when `tid` is resumed.
+  void pass_on(int tid);
+  void enter(int tid);  // scheduler -> fiber tid
+  int next_ready(int from) const {
+    for (int t = from; t < n; ++t)
+      if (state[(size_t)t] == kReady) return t;
+    return -1;
+  }
+};
+
+extern const HostCoopOps kCoopOps;
+
+namespace {
+
+[[noreturn]] void fiber_main(HostCoop* c) {
+  const int tid = c->current;
+  for (;;) {
+    HostThread t(c->block, c->gx, c->gy, tid, c->n, c->sm, c, &kCoopOps, &c->fault);
+    c->fn(c->closure, t);
+    c->state[(size_t)tid] = kDone;
+    --c->live;
+    c->pass_on(tid);  // resumed at the next block that runs this thread
+  }
+}
+
+#if GDN_FIBER_UCONTEXT
+void fiber_main_uc(unsigned hi, unsigned lo) {
+  fiber_main(reinterpret_cast<HostCoop*>(((uintptr_t)hi << 32) | (uintptr_t)lo));
+}
+#endif
+
+}  // namespace
+
+bool HostCoop::reserve(int threads) {
+  if ((size_t)threads <= capacity) return true;
+  size_t want = 128;
+  while (want < (size_t)threads) want *= 2;
+  const size_t slot = kStackBytes + kGuardBytes;
+  void* m = mmap(nullptr, want * slot, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (m == MAP_FAILED) return false;
+  for (size_t i = 0; i < want; ++i) mprotect(static_cast<char*>(m) + i * slot, kGuardBytes, PROT_NONE);
+  if (stacks) munmap(stacks, capacity * slot);  // only between launches: no fiber is in the middle of a body
+  stacks = static_cast<char*>(m);
+  capacity = want;
+  fibers.assign(want, Fiber());
+  state.assign(want, kDone);
+  parity.resize(want);
+  for (auto& v : xf) v.resize(want);
+  for (auto& v : xi) v.resize(want);
+  return true;
+}
+
+void HostCoop::start(int tid) {
+  Fiber& f = fibers[(size_t)tid];
+  f.fresh = false;
+  char* lo = stacks + (size_t)tid * (kStackBytes + kGuardBytes) + kGuardBytes;
+#if GDN_FIBER_UCONTEXT
+  ucontext_t& uc = f.uc;
+  getcontext(&uc);
+  uc.uc_stack.ss_sp = lo;
+  uc.uc_stack.ss_size = kStackBytes - (size_t)((tid * 17) % 64) * 64;  // coloured like the asm stacks
+  uc.uc_link = nullptr;
+  const uintptr_t self = reinterpret_cast<uintptr_t>(this);
+  makecontext(&uc, (void (*)())fiber_main_uc, 2, (unsigned)(self >> 32), (unsigned)(self & 0xffffffffu));
+#else
+  // The first switch into the fiber pops r15..rbp and returns into gdn_fiber_start with rsp 16-byte
+  // aligned, which then calls fiber_main(this) as the ABI expects.
+  // Stack tops are staggered by a cache line per fiber: stacks exactly kStackBytes + kGuardBytes
+  // apart would put every fiber's hot frame into the same L1/L2 sets (measured: the switches
+  // dominated the tree arm until they were coloured).
+  const uintptr_t colour = (uintptr_t)((tid * 17) % 64) * 64;
+  uintptr_t top = (reinterpret_cast<uintptr_t>(lo) + kStackBytes - colour) & ~(uintptr_t)15;
+  void** s = reinterpret_cast<void**>(top - 16);
+  *--s = reinterpret_cast<void*>(&gdn_fiber_start);
+  *--s = nullptr;                                      // rbp
+  *--s = nullptr;                                      // rbx
+  *--s = this;                                         // r12: the argument
+  *--s = reinterpret_cast<void*>(&fiber_main);         // r13: the entry
+  *--s = nullptr;                                      // r14
+  *--s = nullptr;                                      // r15
+  f.sp = s;
+#endif
+}
+
+namespace {
+inline void switch_fibers(Fiber& from, Fiber& to) {
+#if GDN_FIBER_UCONTEXT
+  swapcontext(&from.uc, &to.uc);
+#else
+  gdn_fiber_switch(&from.sp, to.sp);
+#endif
+}
+}  // namespace
+
+inline void HostCoop::pass_on(int tid) {
+  // Usually the next thread is the one to run (everyone was released together).
+  const int next = tid + 1 < n && state[(size_t)tid + 1] == kReady ? tid + 1 : next_ready(tid + 1);
+  if (next < 0) {
+    switch_fibers(fibers[(size_t)tid], main);
+    return;
+  }
+  current = next;
+  state[(size_t)next] = kRunning;
+  if (fibers[(size_t)next].fresh) start(next);
+  switch_fibers(fibers[(size_t)tid], fibers[(size_t)next]);
+}
+
+void HostCoop::enter(int tid) {
+  current = tid;
+  state[(size_t)tid] = kRunning;
+  if (fibers[(size_t)tid].fresh) start(tid);
+  switch_fibers(main, fibers[(size_t)tid]);
+}
+
+namespace {
+
+void coop_sync(HostCoop* c, int tid) {
+  c->state[(size_t)tid] = kAtBlock;
+  c->pass_on(tid);
+}
+
+// Source lane of a full-warp xor shuffle; out of the warp (or past the block's last thread) the
+// caller's own value comes back, as CUDA returns it for lanes outside the width.
+inline int shuffle_source(const HostCoop* c, int tid, int mask) {
+  const int lane = tid % kWarp;
+  const int src_lane = lane ^ mask;
+  if (mask < 0 || src_lane >= kWarp) return tid;
+  const int src = tid - lane + src_lane;
+  return src < c->n ? src : tid;
+}
+
+float coop_shfl_f32(HostCoop* c, int tid, float v, int mask) {
+  const int row = c->parity[(size_t)tid];
+  c->parity[(size_t)tid] ^= 1;
+  c->xf[row][(size_t)tid] = v;
+  c->state[(size_t)tid] = kAtWarp;
+  c->pass_on(tid);
+  return c->xf[row][(size_t)shuffle_source(c, tid, mask)];
+}
+
+int32_t coop_shfl_i32(HostCoop* c, int tid, int32_t v, int mask) {
+  const int row = c->parity[(size_t)tid];
+  c->parity[(size_t)tid] ^= 1;
+  c->xi[row][(size_t)tid] = v;
+  c->state[(size_t)tid] = kAtWarp;
+  c->pass_on(tid);
+  return c->xi[row][(size_t)shuffle_source(c, tid, mask)];
+}
+
+// One cooperative block: rounds (each runs every runnable thread up to its next wait, in thread
+// order) until all threads are done.
+int32_t run_coop_block(HostCoop& c) {
+  const int n = c.n;
+  for (int t = 0; t < n; ++t) {
+    c.state[(size_t)t] = kReady;
+    c.parity[(size_t)t] = 0;
+  }
+  c.live = n;
+  for (;;) {
+    const int first = c.next_ready(0);
+    if (first >= 0) c.enter(first);
+    if (c.live == 0) return c.fault;
+    int at_block = 0;
+    for (int t = 0; t < n; ++t) at_block += c.state[(size_t)t] == kAtBlock;
+    if (at_block == c.live) {
+      for (int t = 0; t < n; ++t)
+        if (c.state[(size_t)t] == kAtBlock) c.state[(size_t)t] = kReady;
+      continue;
+    }
+    bool released = false;
+    for (int w0 = 0; w0 < n; w0 += kWarp) {
+      const int w1 = w0 + kWarp < n ? w0 + kWarp : n;
+      int lanes_live = 0, at_warp = 0;
+      for (int t = w0; t < w1; ++t) {
+        lanes_live += c.state[(size_t)t] != kDone;
+        at_warp += c.state[(size_t)t] == kAtWarp;
+      }
+      if (at_warp > 0 && at_warp == lanes_live) {
+        for (int t = w0; t < w1; ++t)
+          if (c.state[(size_t)t] == kAtWarp) c.state[(size_t)t] = kReady;
+        released = true;
+      }
+    }
+    if (!released) {
+      // The waiting fibers are abandoned mid-body: they start afresh at their next use.
+      for (int t = 0; t < n; ++t) {
+        if (c.state[(size_t)t] != kDone) c.fibers[(size_t)t].fresh = true;
+        c.state[(size_t)t] = kDone;
+      }
+      return kFaultDeadlock;
+    }
+  }
+}
+
+
+thread_local HostCoop* t_coop = nullptr;
+thread_local struct CoopReaper {
+  ~CoopReaper() { delete t_coop; }
+} t_reaper;
+
+}  // namespace
+
+const HostCoopOps kCoopOps = {coop_sync, coop_shfl_f32, coop_shfl_i32};
+
+int32_t run_host_grid(const HostGrid& g, HostThreadFn fn, const void* closure, int64_t* fault_block) {
+  if (fault_block) *fault_block = -1;
+  const int64_t blocks = g.grid_x * g.grid_y;
+  if (blocks <= 0) return kFaultNone;
+  if (g.threads < 1 || g.threads > kMaxThreads) return kFaultTooManyThreads;
+  // Shared memory: one block's worth, zeroed once per launch, reused by every block (as an SM
+  // reuses it: a block must not rely on what the previous one left). 16-byte aligned.
+  std::vector<uint64_t> shared((g.shared_bytes + 15) / 16 * 2 + 2, 0);
+  void* sm = shared.data();
+  int32_t fault = kFaultNone;
+  if (!g.cooperative) {
+    for (int64_t i = 0; i < blocks; ++i) {
+      const int64_t lin = g.order ? g.order[i] : i;
+      for (int tid = 0; tid < g.threads; ++tid) {
+        HostThread t(lin, g.grid_x, g.grid_y, tid, g.threads, sm, nullptr, nullptr, &fault);
+        fn(closure, t);
+      }
+      if (fault != kFaultNone) {
+        if (fault_block) *fault_block = lin;
+        return fault;
+      }
+    }
+    return kFaultNone;
+  }
+  if (t_coop == nullptr) t_coop = new HostCoop();
+  HostCoop& c = *t_coop;
+  (void)t_reaper;
+  if (!c.reserve(g.threads)) return kFaultTooManyThreads;
+  c.n = g.threads;
+  c.gx = g.grid_x;
+  c.gy = g.grid_y;
+  c.sm = sm;
+  c.fn = fn;
+  c.closure = closure;
+  for (int64_t i = 0; i < blocks; ++i) {
+    const int64_t lin = g.order ? g.order[i] : i;
+    c.block = lin;
+    c.fault = kFaultNone;
+    fault = run_coop_block(c);
+    if (fault != kFaultNone) {
+      if (fault_block) *fault_block = lin;
+      return fault;
+    }
+  }
+  return kFaultNone;
+}
+
+const char* host_fault_text(int32_t fault) {
+  switch (fault) {
+    case kFaultNone: return "no fault";
+    case kFaultUndeclaredSync: return "sync() was called by an arm that declares no block barrier (flag GDN_ARM_BARRIER)";
+    case kFaultUndeclaredShuffle: return "shfl_xor() was called by an arm that declares no warp shuffle (flag GDN_ARM_SHUFFLE)";
+    case kFaultDeadlock:
+      return "the block's threads wait at barriers or shuffles that can never all be reached (divergent sync(); a GPU "
+             "would hang or misbehave)";
+    case kFaultTooManyThreads: return "threads per block must be in 1..1024";
+    default: return "unknown fault";
+  }
+}
+
+const char* host_fiber_kind() { return GDN_FIBER_UCONTEXT ? "ucontext" : "x86-64 asm"; }
+
+}  // namespace exec
+}  // namespace gdn

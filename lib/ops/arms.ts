@@ -1,0 +1,143 @@
+// The arms of every op family, read from libgdn's registry (gdn_arm_count / gdn_arm_info_get;
+// docs/SPEC.md, "Arms"): names, one-line descriptions and launch contracts. Nothing here lists an
+// arm by hand: an arm added to libgdn (built in, or registered at run time) appears in every table,
+// check, benchmark and CLI listing that reads these functions.
+
+import { gdnLib, ArmInfoStruct, ARM_FLAGS, ARM_REQUIRES, ARM_LAYOUTS, OP_KIND } from '../native/gdn';
+import { expectChoice } from './common';
+
+/** The op families that have arms. */
+export const ARM_OPS = ['conv', 'conv-update', 'postconv'] as const;
+export type ArmOp = (typeof ARM_OPS)[number];
+
+const OP_CODE: Record<ArmOp, number> = { conv: OP_KIND.conv, 'conv-update': OP_KIND.conv_update, postconv: OP_KIND.postconv };
+const MAPPING_NAMES = ['exact', 'exact-racy', 'sequence'] as const;
+
+export interface ArmInfo {
+  op: ArmOp;
+  /** The value of args.arm that selects it (built-in ids never change; registered arms follow). */
+  id: number;
+  name: string;
+  description: string;
+  threadsPerBlock: number;
+  /** conv, conv-update: channels per block; postconv: head slots per block. */
+  perBlock: number;
+  /** conv: tokens per exact-mapping program (0: whole sequences only); postconv: tokens per block. */
+  tokensPerProgram: number;
+  /** conv: the mappings that run as asked (any other runs 'sequence'). */
+  mappings: ('exact' | 'exact-racy' | 'sequence')[];
+  /** Shared memory per block = base + perK · K bytes. */
+  sharedBytes: { base: number; perK: number };
+  /** 0: any K; else the arm runs only with this K (else its fallback runs). */
+  fixedK: number;
+  /** Conditions on the data, else the fallback runs: 'vec8' (C, x_row_stride multiples of 8, 16-byte aligned x/out), 'd128' (Dk = Dv = 128). */
+  requires: ('vec8' | 'd128')[];
+  fallback: string | null;
+  fallbackRule: string;
+  reference: boolean;
+  /** A PLANTED MUTANT arm (wrong on purpose: checks must catch it). */
+  mutant: boolean;
+  barrier: boolean;
+  shuffle: boolean;
+  /** Registered at run time, not built into libgdn. */
+  user: boolean;
+  fallbackTarget: boolean;
+  /** postconv: threads = max(32, next power of two >= Dk), at most threadsPerBlock. */
+  threadsFromD: boolean;
+  layout: (typeof ARM_LAYOUTS)[number];
+  minBlocksPerSm: number;
+}
+
+function decode(op: ArmOp, s: ArmInfoStruct, names: string[]): ArmInfo {
+  const flag = (f: number) => (s.flags & f) !== 0;
+  return {
+    op,
+    id: s.id,
+    name: s.name,
+    description: s.description,
+    threadsPerBlock: s.threads_per_block,
+    perBlock: s.per_block,
+    tokensPerProgram: s.tokens_per_program,
+    mappings: op === 'conv' ? MAPPING_NAMES.filter((_, m) => (s.mappings & (1 << m)) !== 0) : [],
+    sharedBytes: { base: s.shared_bytes_base, perK: s.shared_bytes_per_k },
+    fixedK: s.fixed_k,
+    requires: (Object.keys(ARM_REQUIRES) as ('vec8' | 'd128')[]).filter((k) => (s.requires & ARM_REQUIRES[k]) !== 0),
+    fallback: s.fallback >= 0 ? names[s.fallback] ?? String(s.fallback) : null,
+    fallbackRule: s.fallback_rule,
+    reference: flag(ARM_FLAGS.reference),
+    mutant: flag(ARM_FLAGS.mutant),
+    barrier: flag(ARM_FLAGS.barrier),
+    shuffle: flag(ARM_FLAGS.shuffle),
+    user: flag(ARM_FLAGS.user),
+    fallbackTarget: flag(ARM_FLAGS.fallbackTarget),
+    threadsFromD: flag(ARM_FLAGS.threadsFromD),
+    layout: ARM_LAYOUTS[s.layout] ?? 'none',
+    minBlocksPerSm: s.min_blocks_per_sm,
+  };
+}
+
+function rawTable(op: ArmOp): ArmInfoStruct[] {
+  const lib = gdnLib();
+  const code = OP_CODE[expectChoice(op, 'op', ARM_OPS)];
+  const n = lib.armCount(code) as number;
+  if (n < 0) throw new Error(`arms(${op}): ${lib.lastError() as string}`);
+  const out: ArmInfoStruct[] = [];
+  for (let id = 0; id < n; id++) {
+    const info: ArmInfoStruct[] = [{} as ArmInfoStruct];
+    const st = lib.armInfo(code, id, info) as number;
+    if (st !== 0) throw new Error(`arms(${op}): ${lib.lastError() as string}`);
+    out.push(info[0]);
+  }
+  return out;
+}
+
+/** Every arm of an op family with its contract, in id order (read fresh: arms may be registered at run time). */
+export function arms(op: ArmOp): ArmInfo[] {
+  const raw = rawTable(op);
+  const names = raw.map((r) => r.name);
+  return raw.map((r) => decode(op, r, names));
+}
+
+/** The names of an op family's arms, in id order. */
+export function armNames(op: ArmOp): string[] {
+  return rawTable(op).map((r) => r.name);
+}
+
+/** The arm called `name`, or a TypeError naming the argument and every arm there is. */
+export function armByName(op: ArmOp, name: unknown, what = 'arm'): ArmInfo {
+  const table = arms(op);
+  expectChoice(name, what, table.map((a) => a.name));
+  return table.find((a) => a.name === name)!;
+}
+
+/** The id that selects arm `name` (args.arm). */
+export function armId(op: ArmOp, name: unknown, what = 'arm'): number {
+  const names = armNames(op);
+  const i = names.indexOf(expectChoice(name, what, names));
+  return i;
+}
+
+/** The name of arm `id` (as a launch reports it). */
+export function armName(op: ArmOp, id: number): string {
+  const names = armNames(op);
+  if (id < 0 || id >= names.length) throw new RangeError(`${op} arm id ${id}: libgdn has arms 0..${names.length - 1}`);
+  return names[id];
+}
+
+/** The family's reference arm: every other arm must equal it bit for bit. */
+export function referenceArm(op: ArmOp): ArmInfo {
+  const ref = arms(op).find((a) => a.reference);
+  if (!ref) throw new Error(`${op}: libgdn declares no reference arm`);
+  return ref;
+}
+
+/** The planted conv mutants (gdn_conv_mutant 1..), by the library's names. */
+export function convMutantNames(): string[] {
+  const lib = gdnLib();
+  const out: string[] = [];
+  for (let m = 1; ; m++) {
+    const name = lib.convMutantName(m) as string | null;
+    if (!name) return out;
+    out.push(name);
+  }
+}
