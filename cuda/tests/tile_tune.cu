@@ -13,7 +13,7 @@
 //      same bytes (4·T·C: x read once, out written once).
 //   3. postconv: see postconv_tune in this file.
 //
-//   nvcc -O3 -std=c++17 --fmad=false -arch=sm_90 -Xptxas -v -Icuda/include -Icuda/src -Icuda/src/common \
+//   nvcc -O3 -std=c++17 --fmad=false -arch=sm_90 -Xptxas -v -Icuda/include -Icuda/src -Icuda/src/common -Icuda/tests \
 //        cuda/tests/tile_tune.cu -o tile_tune && ./tile_tune [math|conv|postconv|all]
 #include "common/arms/conv_scalar.h"
 #include "common/arms/conv_tile.h"
