@@ -10,8 +10,10 @@ import { projectRoot } from './native/gdn';
  * pinned per version in test/golden/*.json; a change of those bits needs a new version here and
  * regenerated goldens in the same commit (docs/TESTING.md, "Pinned reference bits"). Every
  * result's provenance records it, so numbers from different arithmetic are never put side by side.
+ * The library reports its own (gdn_arith_version, GDN_ARITH_VERSION in gdn.h); the loader refuses a
+ * libgdn built with another one.
  */
-export const ARITHMETIC_VERSION = 1;
+export const ARITHMETIC_VERSION = 2;
 
 let cachedRevision: string | undefined;
 

@@ -37,6 +37,8 @@ extern "C" {
 #endif
 
 #define GDN_ABI_VERSION 3
+/* The arithmetic version of the deterministic functions every arm computes with (docs/SPEC.md §9.1). */
+#define GDN_ARITH_VERSION 2
 
 /* ---------------------------------------------------------------- status */
 typedef enum gdn_status {
@@ -176,6 +178,8 @@ GDN_API const char* gdn_conv_mutant_name(int32_t mutant);
 
 /* ---------------------------------------------------------------- library */
 GDN_API int32_t gdn_abi_version(void);
+/* GDN_ARITH_VERSION of the build: which deterministic exp / SiLU / log1p the results carry. */
+GDN_API int32_t gdn_arith_version(void);
 /* Build facts: "host", "host+cuda"; compiler versions; CUDA architectures compiled. */
 GDN_API const char* gdn_build_info(void);
 GDN_API const char* gdn_status_name(int32_t status);

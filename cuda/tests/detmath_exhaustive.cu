@@ -1,26 +1,44 @@
-// detmath_exhaustive.cu — host vs GPU bits of common/detmath.h over all 2^32 float inputs.
+// detmath_exhaustive.cu — common/detmath.h over all 2^32 float inputs: host vs GPU bits, and the
+// accuracy of each function against float64.
 //
-// Each function's results are folded into an order-independent checksum (sum over inputs of a mix
-// of (input bits, result bits), mod 2^64); a second sum leaves out the inputs whose result is a NaN,
-// so a difference can be placed in NaN handling or in the numbers. Run on the host to print the checksums, then on a GPU
-// machine with those checksums to compare (the host pass takes about a minute per function on one
-// core, so it is done once, off the GPU machine):
+// Bits: each function's results are folded into an order-independent checksum (sum over inputs of
+// a mix of (input bits, result bits), mod 2^64); a second sum leaves out the inputs whose result is
+// a NaN, so a difference can be placed in NaN handling or in the numbers. Run on the host to print
+// the checksums, then on a GPU machine with those checksums to compare (the host pass takes about a
+// minute per function on one core, so it is done once, off the GPU machine):
 //   nvcc -O3 -std=c++17 --fmad=false -arch=sm_90 -Xcompiler -ffp-contract=off,-mfma \
 //        -Icuda/src/common cuda/tests/detmath_exhaustive.cu -o detmath_exhaustive
-//   ./detmath_exhaustive host            -> prints 10 checksums
+//   ./detmath_exhaustive host [THREADS]  -> prints 12 checksums (production arithmetic, kArithVersion)
 //   ./detmath_exhaustive gpu SUM1 ...    -> exit 0 when the GPU's sums equal them
+//
+// Accuracy (host only; also builds with g++ -O2 -std=c++17 -ffp-contract=off -mfma -x c++):
+//   ./detmath_exhaustive accuracy NAME   -> max error in f32 ulps of the float64 value, how many
+//                                           inputs are off by more than 1 ulp and more than 2 ulps,
+//                                           and special-value disagreements (NaN / Inf / sign of 0)
+//   NAME: exp silu softplus sigmoid log1p (production, kArithVersion), silu-exp (the exp pieces
+//   inside version 2's SiLU, as one exp) or v1-silu (version 1's SiLU). The requirement for a
+//   function a new version changes (docs/BENCHMARKS.md): within 2 ulps on every input.
 #include "detmath.h"
 
+#include <array>
+#include <cmath>
 #include <cstdio>
+#include <thread>
+#include <vector>
 #include <cstdlib>
 #include <cstring>
+#if defined(__CUDACC__)
 #include <cuda_runtime.h>
+#else
+#define __host__
+#define __device__
+#endif
 
 using namespace gdn;
 
-constexpr int kFuncs = 5;
+constexpr int kFuncs = 6;
 constexpr int kSums = 2 * kFuncs;  // [f]: every input; [kFuncs + f]: inputs with a non-NaN result
-const char* kNames[kFuncs] = {"gdn_expf", "gdn_silu", "gdn_log1pf", "gdn_softplus", "f32_to_bf16"};
+const char* kNames[kFuncs] = {"gdn_expf", "gdn_silu", "gdn_log1pf", "gdn_softplus", "f32_to_bf16", "gdn_sigmoid"};
 
 __host__ __device__ inline uint32_t eval(int f, float x) {
   switch (f) {
@@ -28,7 +46,8 @@ __host__ __device__ inline uint32_t eval(int f, float x) {
     case 1: return f32_bits(gdn_silu(x));
     case 2: return f32_bits(gdn_log1pf(x));
     case 3: return f32_bits(gdn_softplus(x));
-    default: return f32_to_bf16(x);
+    case 4: return f32_to_bf16(x);
+    default: return f32_bits(gdn_sigmoid(x));
   }
 }
 
@@ -40,7 +59,7 @@ __host__ __device__ inline uint64_t mix(uint32_t in, uint32_t out) {
 }
 
 __host__ __device__ inline bool result_is_nan(int f, uint32_t r) {
-  return f == kFuncs - 1 ? (r & 0x7fffu) > 0x7f80u : (r & 0x7fffffffu) > 0x7f800000u;
+  return f == 4 ? (r & 0x7fffu) > 0x7f80u : (r & 0x7fffffffu) > 0x7f800000u;
 }
 
 __host__ __device__ inline void accumulate(uint32_t i, unsigned long long* acc) {
@@ -53,21 +72,114 @@ __host__ __device__ inline void accumulate(uint32_t i, unsigned long long* acc) 
   }
 }
 
+#if defined(__CUDACC__)
 __global__ void sums_kernel(unsigned long long* sums) {
   unsigned long long acc[kSums] = {};
   for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (1ull << 32); i += (uint64_t)gridDim.x * blockDim.x)
     accumulate((uint32_t)i, acc);
   for (int f = 0; f < kSums; ++f) atomicAdd(&sums[f], acc[f]);
 }
+#endif
+
+// ----------------------------------------------------------------- accuracy against float64
+// ulp of a float64 value v in f32: 2^(e - 24) for |v| in [2^(e-1), 2^e) normal, 2^-149 below 2^-126.
+static double ulp_f32(double v) {
+  const double a = std::fabs(v);
+  if (a < 0x1p-126) return 0x1p-149;
+  int e;
+  std::frexp(a, &e);  // a = m · 2^e, m in [0.5, 1)
+  return std::ldexp(1.0, e - 24);
+}
+
+struct Accuracy {
+  double max_ulp = 0;
+  uint32_t worst = 0;
+  uint64_t over1 = 0, over2 = 0, special = 0, finite = 0;
+  double sum_ulp = 0;
+};
+
+template <class F, class R>
+static Accuracy measure(F f, R ref) {
+  Accuracy a;
+  for (uint64_t i = 0; i < (1ull << 32); ++i) {
+    const float x = f32_from_bits((uint32_t)i);
+    const float y = f(x);
+    const double r = ref((double)x);
+    if (std::isnan(r) || std::isnan(y)) {
+      if (std::isnan(r) != std::isnan(y)) a.special++;
+      continue;
+    }
+    // A float64 value beyond the f32 range is +-Inf once rounded to f32.
+    const double rf = std::fabs(r) >= 0x1.ffffffp127 ? std::copysign(INFINITY, r) : r;
+    if (std::isinf(rf) || std::isinf(y)) {
+      if (!(std::isinf(rf) && std::isinf(y) && (rf > 0) == (y > 0))) a.special++;
+      continue;
+    }
+    a.finite++;
+    const double e = std::fabs((double)y - rf) / ulp_f32(rf);
+    a.sum_ulp += e;
+    if (e > 1.0) a.over1++;
+    if (e > 2.0) a.over2++;
+    if (e > a.max_ulp) {
+      a.max_ulp = e;
+      a.worst = (uint32_t)i;
+    }
+  }
+  return a;
+}
+
+static double silu64(double x) { return x / (1.0 + std::exp(-x)); }
+static double softplus64(double x) { return x > 20.0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
+static double sigmoid64(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+static int accuracy(const char* name) {
+  Accuracy a;
+  double (*ref)(double) = nullptr;
+  if (!std::strcmp(name, "exp")) a = measure(gdn_expf, ref = [](double x) { return std::exp(x); });
+  else if (!std::strcmp(name, "silu")) a = measure(gdn_silu, ref = silu64);
+  else if (!std::strcmp(name, "softplus")) a = measure(gdn_softplus, ref = softplus64);
+  else if (!std::strcmp(name, "sigmoid")) a = measure(gdn_sigmoid, ref = sigmoid64);
+  else if (!std::strcmp(name, "log1p")) a = measure(gdn_log1pf, ref = [](double x) { return std::log1p(x); });
+  else if (!std::strcmp(name, "silu-exp"))
+    a = measure([](float x) { return gdn_expf_fast_range(x) ? gdn_silu_expf(x) : gdn_expf_wide(x); },
+                ref = [](double x) { return std::exp(x); });
+  else if (!std::strcmp(name, "v1-silu")) a = measure(v1::silu, ref = silu64);
+  else {
+    std::fprintf(stderr, "accuracy: unknown function '%s'\n", name);
+    return 2;
+  }
+  const float xw = f32_from_bits(a.worst);
+  std::printf("%-12s max %.3f ulp (x = %a, %08x, ref %.9g) mean %.4f ulp; %llu finite; > 1 ulp: %llu; > 2 ulp: %llu;"
+              " special-value disagreements: %llu\n",
+              name, a.max_ulp, (double)xw, a.worst, ref((double)xw), a.finite ? a.sum_ulp / (double)a.finite : 0.0,
+              (unsigned long long)a.finite, (unsigned long long)a.over1, (unsigned long long)a.over2,
+              (unsigned long long)a.special);
+  return a.over2 == 0 && a.special == 0 ? 0 : 1;
+}
 
 int main(int argc, char** argv) {
+  if (argc == 3 && std::strcmp(argv[1], "accuracy") == 0) return accuracy(argv[2]);
   if (argc >= 2 && std::strcmp(argv[1], "host") == 0) {
+    // host [THREADS]: the sums are order-independent (mod 2^64), so the range may be split.
+    const int nt = argc > 2 ? std::atoi(argv[2]) : 1;
     unsigned long long sums[kSums] = {};
-    for (uint64_t i = 0; i < (1ull << 32); ++i) accumulate((uint32_t)i, sums);
+    std::vector<std::array<unsigned long long, kSums>> part((size_t)(nt > 0 ? nt : 1));
+    std::vector<std::thread> th;
+    for (int k = 0; k < (int)part.size(); ++k)
+      th.emplace_back([&, k] {
+        part[k].fill(0);
+        const uint64_t lo = (1ull << 32) / part.size() * k, hi = k + 1 == (int)part.size() ? (1ull << 32) : (1ull << 32) / part.size() * (k + 1);
+        for (uint64_t i = lo; i < hi; ++i) accumulate((uint32_t)i, part[k].data());
+      });
+    for (auto& t : th) t.join();
+    for (auto& q : part)
+      for (int f = 0; f < kSums; ++f) sums[f] += q[f];
+    std::fprintf(stderr, "arith-v%d checksums:\n", kArithVersion);
     for (int f = 0; f < kSums; ++f) std::printf("%016llx ", sums[f]);
     std::printf("\n");
     return 0;
   }
+#if defined(__CUDACC__)
   if (argc == 2 + kSums && std::strcmp(argv[1], "gpu") == 0) {
     unsigned long long* d;
     unsigned long long h[kSums];
@@ -82,8 +194,10 @@ int main(int argc, char** argv) {
                   want, h[f], want == h[f] ? "identical" : "DIFFERENT");
       bad += want != h[f];
     }
+    std::printf("arith-v%d: %d of %d checksums differ\n", kArithVersion, bad, kSums);
     return bad == 0 ? 0 : 1;
   }
-  std::fprintf(stderr, "usage: %s host | gpu SUM1 .. SUM%d\n", argv[0], kSums);
+#endif
+  std::fprintf(stderr, "usage: %s host | gpu SUM1 .. SUM%d | accuracy NAME\n", argv[0], kSums);
   return 2;
 }

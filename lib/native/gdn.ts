@@ -17,6 +17,7 @@ export const ABI_VERSION = 3;
 
 export { projectRoot } from '../paths';
 import { projectRoot } from '../paths';
+import { ARITHMETIC_VERSION } from '../provenance';
 
 /** Where libgdn is looked for, in order: $GDN_LIBRARY, build/cuda, build/host. */
 export function libraryCandidates(): string[] {
@@ -437,6 +438,11 @@ export function gdnLib(): GdnLib {
     const abi = lib.func('int32_t gdn_abi_version(void)')() as number;
     if (abi !== ABI_VERSION) {
       tried.push(`${candidate} (ABI version ${abi}, this binding needs ${ABI_VERSION}: rebuild with npm run build)`);
+      continue;
+    }
+    const arith = lib.func('int32_t gdn_arith_version(void)')() as number;
+    if (arith !== ARITHMETIC_VERSION) {
+      tried.push(`${candidate} (arithmetic version ${arith}, this checkout pins ${ARITHMETIC_VERSION} in lib/provenance.ts: rebuild with npm run build)`);
       continue;
     }
     loaded = bind(lib, candidate);

@@ -5,6 +5,7 @@
 #include "common/backend_ops.h"
 #include "host/thread_pool.h"
 #include "user/user_arms.h"  // arms defined at run time: run in the isolation worker
+#include "common/detmath.h"
 
 #include <cinttypes>
 #include <cstdlib>
@@ -148,6 +149,9 @@ using namespace gdn;
 extern "C" {
 
 GDN_API int32_t gdn_abi_version(void) { return GDN_ABI_VERSION; }
+
+static_assert(GDN_ARITH_VERSION == gdn::kArithVersion, "gdn.h and detmath.h disagree on the arithmetic version");
+GDN_API int32_t gdn_arith_version(void) { return gdn::kArithVersion; }
 
 GDN_API const char* gdn_build_info(void) { return GDN_BUILD_INFO_TEXT; }
 

@@ -70,6 +70,21 @@ GDN_HD inline bool is_nan(float x) { return (f32_bits(x) & 0x7fffffffu) > 0x7f80
 constexpr uint32_t kCanonicalNaN = 0x7fffffffu;
 GDN_HD inline float canonical_nan() { return f32_from_bits(kCanonicalNaN); }
 
+// ----------------------------------------------------------------- arithmetic version
+// The bits of every op that uses the functions below are those of arithmetic version kArithVersion
+// (gdn.h: GDN_ARITH_VERSION, reported by gdn_arith_version() and recorded in every result's
+// provenance). Version 2 changed SiLU only (the conv's activation):
+//   version 1: SiLU = x / (1 + gdn_expf(-x)) with an IEEE division (2.3 ulps from float64 at worst
+//              in its common range, and -0 instead of about -1e-37 for x in [-104, -88.7], where
+//              exp(-x) overflowed);
+//   version 2: gdn_silu below — exp(-x) in unrounded pieces, a reciprocal seed and residual
+//              correction instead of the division: 1.75 ulps at worst over all 2^32 inputs, and 19%
+//              more SiLU per second on an H200 (docs/BENCHMARKS.md, "Deterministic math").
+// exp, log1p, softplus and sigmoid (the post-conv gates) are unchanged since version 1. Version 1's
+// SiLU stays in namespace v1 for comparison by cuda/tests/detmath_exhaustive.cu and the tuning
+// bench; no op uses it.
+constexpr int kArithVersion = 2;
+
 // ----------------------------------------------------------------- exp
 // exp(x) = 2^n · e^r with n = rint(x · log2 e) and r = x − n·ln2 (two-part ln2, fmaf), |r| ≤ ~0.35;
 // e^r by its Taylor polynomial to degree 8 (Horner, fmaf), p in [0.7, 1.42]. Then 2^n:
@@ -77,7 +92,7 @@ GDN_HD inline float canonical_nan() { return f32_from_bits(kCanonicalNaN); }
 //     add n to p's exponent field — exact, and the same value as the multiply below;
 //   otherwise (rare): NaN and ±Inf, overflow to +Inf, underflow to 0, and in between two exact-power
 //     multiplies of which only the last rounds (so subnormal results round once).
-// Error about 1 ulp.
+// Error 0.87 ulp at worst over all 2^32 inputs.
 // n = rint(x · log2 e) by the 1.5·2^23 trick: adding it rounds t to an integer (ties to even, exactly
 // rintf for |t| < 2^22) and leaves that integer in the low mantissa bits of s, so 2^n's exponent
 // field is bits(s) << 23 (the constant's own bits shift out). No float-to-integer conversion.
@@ -133,6 +148,41 @@ GDN_HD inline float gdn_expf_fast(float x) {
 
 GDN_HD inline float gdn_expf(float x) { return gdn_expf_fast_range(x) ? gdn_expf_fast(x) : gdn_expf_wide(x); }
 
+// ----------------------------------------------------------------- SiLU's exp pieces (version 2)
+// exp(x) = 2^n · (1 + r·t(r)), t = 1 + r·q(r), for SiLU only (it never rounds the product to one
+// float). n = rint(x · log2e) from ONE fused rounding: s = fmaf(x, log2e, 1.5·2^23) rounds
+// x·log2e + 1.5·2^23 to an integer (ulp 1 there), so n = s − 1.5·2^23 exactly, with n in the low bits
+// of s as above. r = x − n·ln2 (two-part ln2, fmaf), |r| <= ln2/2·(1 + 1e-6). q of degree 4 fitted for
+// the least maximum relative error of e^r = 1 + r·(1 + r·q) on that interval (fit error 3.9e-9,
+// 0.07 ulp; float32 coefficients, Horner): 6 fmaf in all. As a plain exp (gdn_silu_expf, measured only)
+// it is within 0.91 ulp of float64.
+GDN_HD inline ExpReduced silu_exp_reduce(float x) {
+  const float log2e = 1.44269502162933349609375f;
+  const float ln2_hi = 0.693145751953125f;
+  const float ln2_lo = 1.428606765330187045e-06f;
+  const float magic = 12582912.0f;
+  const float s = det_fma(x, log2e, magic);
+  const float n = s - magic;
+  ExpReduced e;
+  e.r = det_fma(n, -ln2_lo, det_fma(n, -ln2_hi, x));
+  e.s = f32_bits(s);
+  e.n = (int)(e.s - f32_bits(magic));
+  return e;
+}
+GDN_HD inline float silu_exp_t(float r) {  // t = 1 + r·q(r)
+  float q = 1.38145312666893e-03f;                  // 0x1.6a23c0p-10
+  q = det_fma(q, r, 8.368703536689281e-03f);        // 0x1.1239c6p-7
+  q = det_fma(q, r, 4.166838899254799e-02f);        // 0x1.5558f2p-5
+  q = det_fma(q, r, 1.666652113199234e-01f);        // 0x1.555492p-3
+  q = det_fma(q, r, 4.999999403953552e-01f);        // 0x1.fffffcp-2
+  return det_fma(q, r, 1.0f);
+}
+// The pieces as one exp, |x| <= 87 (measured by the exhaustive test; no op uses it).
+GDN_HD inline float gdn_silu_expf(float x) {
+  const ExpReduced e = silu_exp_reduce(x);
+  return f32_from_bits(f32_bits(det_fma(silu_exp_t(e.r), e.r, 1.0f)) + (e.s << 23));
+}
+
 // ----------------------------------------------------------------- log1p
 // log1p(x): u = 1 + x rounded, u = 2^e · m with m in [√½, √2); the rounding error of u is carried
 // as c = (x − (u − 1)) / u (or (1 − (u − x)) / u when e > 0). log(m) = log(1 + f), f = m − 1 exact,
@@ -173,13 +223,52 @@ GDN_HD inline float gdn_log1pf(float x) {
 }
 
 // ----------------------------------------------------------------- activations
-// SiLU exactly as docs/SPEC.md §3.2 writes it: x / (1 + exp(-x)) (NaN in, or -Inf / Inf: canonical NaN).
-GDN_HD inline float gdn_silu(float x) {
-  const float y = x / (1.0f + gdn_expf(-x));
-  return is_nan(y) ? canonical_nan() : y;
+// SiLU(x) = x / (1 + exp(-x)) (docs/SPEC.md §3.2, §9.1).
+//
+// |x| <= 80 (gdn_silu_fast): exp(-x) = 2^n·(1 + r·t) from SiLU's exp pieces above, never rounded
+// to one float. The quotient y = x / d, d = 1 + 2^n + (2^n·t)·r, without the division sequence:
+//   d = fmaf(2^n·t, r, 1 + 2^n)        d to one rounding, used only for the seed below
+//   r0 = bits(0x7ef311c2 − bits(d))    reciprocal seed from the integer bits: |1 − d·r0| <= 0.0505 for
+//                                      every d (the pattern repeats every octave; 1/d stays normal
+//                                      because n <= 116)
+//   e = 1 − d·r0;  r1 = r0 + r0·(e + e²)   one cubic step: |1 − d·r1| <= 1.3e-4
+//   y0 = x·r1;  y = y0 + r1·ρ, ρ = (x − y0·(1 + 2^n)) − (y0·2^n·t)·r   one residual correction against
+//                                      the unrounded d, so neither exp(-x) nor 1 + exp(-x) is ever
+//                                      rounded on its own (those two roundings put version 1 at 2.3 ulps)
+// 22 operations (one integer multiply-add for 2^n, one integer subtract), all IEEE basic ops and
+// fmaf: the same bits on host and GPU; within 1.8 ulps of float64 (docs/BENCHMARKS.md).
+// Otherwise (gdn_silu_wide): NaN in → canonical NaN; -Inf → canonical NaN (-Inf / Inf, as §3 writes
+// it); x > 80 (and +Inf) → x (exp(-x) < 2^-115: the true value rounds to x); x < -110 → -0 (below
+// 2^-150 in magnitude); in between x·exp(x) = 2^n · x·(1 + r·t) scaled by two exact-power multiplies
+// of which only the last rounds (1 + exp(x) rounds to 1 there).
+GDN_HD inline bool gdn_silu_fast_range(float x) { return x <= 80.0f && x >= -80.0f; }  // false for NaN
+GDN_HD inline float gdn_silu_fast(float x) {
+  const ExpReduced e = silu_exp_reduce(-x);
+  const float t = silu_exp_t(e.r);
+  const float sn = f32_from_bits((e.s << 23) + 0x3f800000u);  // 2^n: n << 23 is e.s << 23 (see ExpReduced)
+  const float st = sn * t;                                    // exact
+  const float a = 1.0f + sn;
+  const float d = det_fma(st, e.r, a);
+  const float r0 = f32_from_bits(0x7ef311c2u - f32_bits(d));
+  const float ee = det_fma(-d, r0, 1.0f);
+  const float r1 = det_fma(r0, det_fma(ee, ee, ee), r0);
+  const float y0 = x * r1;
+  const float rho = det_fma(-(y0 * st), e.r, det_fma(-y0, a, x));
+  return det_fma(rho, r1, y0);
 }
-// The same for |x| <= 87 (callers check gdn_expf_fast_range), without the rare-input branch.
-GDN_HD inline float gdn_silu_fast(float x) { return x / (1.0f + gdn_expf_fast(-x)); }
+GDN_HD inline float gdn_silu_wide(float x) {
+  if (is_nan(x) || x == f32_from_bits(0xff800000u)) return canonical_nan();
+  if (x > 80.0f) return x;
+  if (x < -110.0f) return -0.0f;
+  const ExpReduced e = silu_exp_reduce(x);                   // n in [-159, -115]
+  const float t = silu_exp_t(e.r);
+  const float m = det_fma(x * t, e.r, x);                    // x·e^r
+  const int n1 = e.n / 2;
+  const int n2 = e.n - n1;
+  return (m * pow2_normal(n1)) * pow2_normal(n2);            // first multiply exact, second rounds once
+}
+// Hot paths test gdn_silu_fast_range themselves (once per group of values) and call gdn_silu_fast.
+GDN_HD inline float gdn_silu(float x) { return gdn_silu_fast_range(x) ? gdn_silu_fast(x) : gdn_silu_wide(x); }
 
 // docs/SPEC.md §6: softplus(x) = x for x > 20, else log1p(exp(x)).
 GDN_HD inline float gdn_softplus(float x) {
@@ -192,6 +281,15 @@ GDN_HD inline float gdn_sigmoid(float x) {
   if (is_nan(x)) return canonical_nan();
   return 1.0f / (1.0f + gdn_expf(-x));
 }
+
+// ----------------------------------------------------------------- version 1 SiLU (comparison only)
+namespace v1 {
+GDN_HD inline float silu(float x) {
+  const float y = x / (1.0f + gdn_expf(-x));
+  return is_nan(y) ? canonical_nan() : y;
+}
+GDN_HD inline float silu_fast(float x) { return x / (1.0f + gdn_expf_fast(-x)); }  // |x| <= 87
+}  // namespace v1
 
 // ----------------------------------------------------------------- bf16
 GDN_HD inline float bf16_to_f32(uint16_t h) { return f32_from_bits((uint32_t)h << 16); }

@@ -11,6 +11,7 @@
 #include "common/arms/conv_reg_k4x2.h"
 #include "common/arms/conv_vec.h"
 #include "common/arms/conv_reg_k4_c16.h"
+#include "common/arms/conv_tile.h"
 
 #define GDN_CONV_ARM_LIST(X) \
   X(conv::ArmScalar)         \
@@ -19,4 +20,5 @@
   X(conv::ArmRegK4)          \
   X(conv::ArmRegK4x2)        \
   X(conv::ArmVec)            \
-  X(conv::ArmRegK4C16)
+  X(conv::ArmRegK4C16)       \
+  X(conv::ArmTile)

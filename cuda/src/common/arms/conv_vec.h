@@ -167,16 +167,16 @@ GDN_HD inline void vec_thread(const Params& p, int64_t bx, int64_t by, int tid) 
         }
 #if defined(__CUDA_ARCH__)
         GDN_UNROLL
-        for (int i = 0; i < kVecLanes; ++i) fast = fast && gdn_expf_fast_range(acc[g][i]);
+        for (int i = 0; i < kVecLanes; ++i) fast = fast && gdn_silu_fast_range(acc[g][i]);
 #endif
       }
 #if !defined(__CUDA_ARCH__)
       {
         // The range test over the whole group as one branch-free loop (vectorised): the same
-        // predicate as gdn_expf_fast_range (false for NaN).
+        // predicate as gdn_silu_fast_range (false for NaN).
         const float* flat = &acc[0][0];
         int ok = 1;
-        for (int e = 0; e < G * kVecLanes; ++e) ok &= (flat[e] <= 87.0f) & (flat[e] >= -87.0f);
+        for (int e = 0; e < G * kVecLanes; ++e) ok &= (flat[e] <= 80.0f) & (flat[e] >= -80.0f);
         fast = ok != 0;
       }
 #endif
