@@ -7,9 +7,12 @@
 #     build    build libgdn with CUDA here if the carried build/cuda/libgdn.so does not load
 #     tests    the mocha suites of the native ops on host AND cuda (GDN_TEST_BACKENDS=host,cuda)
 #     checks   gdnlab check conv / postconv (full matrices, CUDA == host) with mutants
-#     race     gdnlab check race: 1,000 trials per mapping without and with widen
-#     bench    gdnlab bench conv / postconv (vs copy and PyTorch eager) and the verdict self-check
+#     race     gdnlab check race: 1,000 trials (GDN_RACE_TRIALS) per mapping without and with widen
+#     bench    gdnlab bench conv (vs copy, PyTorch eager, and vLLM's Triton kernel when .device/vllm exists:
+#              bench/pack-vllm.sh)
+#     bench2   gdnlab bench postconv (the same baselines), bench fused, bench overhead, the verdict self-check
 #     sanitize compute-sanitizer memcheck, racecheck and synccheck over every arm
+#     pack     every log and result of $OUT in one archive (the device tool returns at most eight files)
 #     notebooks every notebooks/*.ipynb through the real gdnlab kernel (GDN_BACKEND=cuda) from the
 #              bundle of bench/pack-notebook-run.sh (.device/nbrun: node, traced node_modules, Jupyter
 #              wheels for python 3.12); $OUT/notebooks-executed.tar.gz holds the executed notebooks and
@@ -45,21 +48,32 @@ for stage in "$@"; do
         nvidia-smi -q -d CLOCK,PERFORMANCE,POWER | head -80; nvcc --version | tail -2; node --version; } > "$OUT/env.log" 2>&1
       step info gdnlab info ;;
     build)
-      if ! node -e "require('./dist/lib/backend').Backend.open('cuda')" 2>/dev/null; then
-        echo "carried library does not open the CUDA backend; building here" | tee -a "$OUT/session.log"
-        step build sh -c 'cmake -S cuda -B /tmp/gdn-build -DGDN_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release && cmake --build /tmp/gdn-build -j16'
+      # GDN_BUILD_HERE=1: always build here (the device tool's tree travels without build/); the library, its
+      # user-arm worker and compile recipe are copied to $OUT/lib so a later call can carry them.
+      if [ "${GDN_BUILD_HERE:-0}" = 1 ] || ! node -e "require('./dist/lib/backend').Backend.open('cuda')" 2>/dev/null; then
+        echo "building libgdn here (sm_${GDN_CUDA_ARCH:-90})" | tee -a "$OUT/session.log"
+        step build sh -c "cmake -S cuda -B /tmp/gdn-build -DGDN_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=${GDN_CUDA_ARCH:-90} -DCMAKE_BUILD_TYPE=Release && cmake --build /tmp/gdn-build -j\$(nproc)"
         export GDN_LIBRARY=/tmp/gdn-build/libgdn.so
+        mkdir -p "$OUT/lib" && cp /tmp/gdn-build/libgdn.so /tmp/gdn-build/gdn_user_worker /tmp/gdn-build/gdn_user_build.json "$OUT/lib/" 2>/dev/null
       fi ;;
     tests)
-      step tests env GDN_TEST_BACKENDS=host,cuda mocha --reporter spec 'dist/test/core/*.test.js' 'dist/test/ops/*.test.js' ;;
+      # The native ops on host AND cuda (CUDA == host asserted case by case), the pinned reference bits, the
+      # rounding stores, validation, and user arms compiled and run on both backends.
+      step tests timeout "${GDN_TESTS_TIMEOUT:-900}" env GDN_TEST_BACKENDS=host,cuda mocha --timeout 300000 --reporter spec \
+        'dist/test/core/*.test.js' 'dist/test/ops/*.test.js' dist/test/arms/arms.test.js ;;
     checks)
       step check-conv gdnlab check conv --backend cuda --mutants
       step check-postconv gdnlab check postconv --backend cuda --mutants ;;
     race)
-      step race sh -c "node bin/gdnlab.js check race --backend cuda --trials 1000 --widen 20000 --channels 1024 --json > '$OUT/race-trials.json'; rc=\$?; node -e \"const r=require('$OUT/race-trials.json'); for (const x of r.results) console.log(x.mapping.padEnd(10), 'widen', String(x.widenCycles).padStart(6), x.corruptedRuns + '/' + x.trials, 'corrupted')\"; exit \$rc" ;;
+      step race sh -c "node bin/gdnlab.js check race --backend cuda --trials ${GDN_RACE_TRIALS:-1000} --widen 20000 --channels 1024 --json > '$OUT/race-trials.json'; rc=\$?; node -e \"const r=require('$OUT/race-trials.json'); for (const x of r.results) console.log(x.mapping.padEnd(10), 'widen', String(x.widenCycles).padStart(6), x.corruptedRuns + '/' + x.trials, 'corrupted')\"; exit \$rc" ;;
     bench)
-      step bench-conv gdnlab bench conv --backend cuda --json="$OUT/bench-conv.json" --markdown "$OUT/bench-conv.md"
-      step bench-postconv gdnlab bench postconv --backend cuda --json="$OUT/bench-postconv.json" --markdown "$OUT/bench-postconv.md"
+      vllm=(); [ -d .device/vllm/vllm ] && vllm=(--vllm .device/vllm)
+      step bench-conv gdnlab bench conv --backend cuda "${vllm[@]}" --json="$OUT/bench-conv.json" --markdown "$OUT/bench-conv.md" ;;
+    bench2)
+      vllm=(); [ -d .device/vllm/vllm ] && vllm=(--vllm .device/vllm)
+      step bench-postconv gdnlab bench postconv --backend cuda "${vllm[@]}" --json="$OUT/bench-postconv.json" --markdown "$OUT/bench-postconv.md"
+      step bench-fused gdnlab bench fused --backend cuda "${vllm[@]}" --json="$OUT/bench-fused.json" --markdown "$OUT/bench-fused.md"
+      step bench-overhead gdnlab bench overhead --backend cuda --json="$OUT/bench-overhead.json"
       step verdict gdnlab bench verdict --backend cuda ;;
     sanitize)
       for tool in memcheck racecheck synccheck; do
@@ -68,6 +82,10 @@ for stage in "$@"; do
     notebooks)
       # GDN_NOTEBOOK_BACKEND=host runs the same stage on the host backend (the local test of the bundle).
       step notebooks env GDN_BACKEND="${GDN_NOTEBOOK_BACKEND:-cuda}" bash bench/notebook-stage.sh "$OUT" ;;
+    pack)
+      # At most eight files come back from the device tool: every log and result in one archive.
+      tar -C "$OUT" -czf /tmp/gdn-session-logs.tar.gz --exclude=lib --exclude='*.tar.gz' . && \
+        find "$OUT" -maxdepth 1 -type f ! -name '*.tar.gz' ! -name session.log -delete && mv /tmp/gdn-session-logs.tar.gz "$OUT/" ;;
     *) echo "unknown stage $stage" >&2; status=2 ;;
   esac
 done

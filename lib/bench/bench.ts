@@ -122,7 +122,7 @@ export interface BenchOptions {
   /** Run PyTorch eager on the same shapes (CUDA only; needs python3 with torch). */
   torch?: boolean;
   python?: string;
-  /** bench fused: the folder made by bench/pack-vllm.sh; vLLM's own conv + post-conv kernels are timed beside (CUDA only). */
+  /** The folder made by bench/pack-vllm.sh: vLLM's own Triton kernels are timed beside ours (CUDA only). */
   vllmPath?: string;
   timing?: TimingOptions;
   /** Keep every timing run with its raw samples in report.timings. */
@@ -214,6 +214,7 @@ export async function benchConv(opts: BenchOptions): Promise<BenchReport> {
   if (opts.torch && backend.kind === 'cuda') {
     const cases = convBenchShapes(opts.quick).map((s) => ({ op: 'conv', id: s.id, C: s.C, K: 4, lengths: s.lengths, initial_state: s.initialState }));
     attachTorch(report, cases, opts);
+    if (opts.vllmPath) attachVllm(report, cases, opts);
   }
   return report;
 }
@@ -282,6 +283,7 @@ export async function benchPostconv(opts: BenchOptions): Promise<BenchReport> {
   if (opts.torch && backend.kind === 'cuda') {
     const cases = postconvBenchShapes(opts.quick).map((s) => ({ op: 'postconv', id: s.id, T: s.T, Hk: s.Hk, Hv: s.Hv, Dk: 128, Dv: 128 }));
     attachTorch(report, cases, opts);
+    if (opts.vllmPath) attachVllm(report, cases, opts);
   }
   return report;
 }
@@ -425,6 +427,34 @@ function attachVllmChain(report: BenchReport, opts: BenchOptions): void {
       shape: s.id, arm: 'vLLM conv + post-conv', correct: false, mismatches: NaN, medianUs: us, p10Us: NaN, p90Us: NaN, n: Math.min(c.n, p.n),
       bytes: f.bytes, gbps: f.bytes / (us * 1e3), xCopy: us / copy.medianUs,
       note: `vLLM ${head.vllm} (its own process): conv ${c.median_us.toFixed(1)} µs (${c.x_copy.toFixed(2)}x its copy) + post-conv ${p.median_us.toFixed(1)} µs (${p.x_copy.toFixed(2)}x); fused / vLLM = ${(f.medianUs / us).toFixed(3)}; not bit-exact (bf16-rounded products, approximate softplus)`,
+    });
+  }
+}
+
+/**
+ * vLLM's own Triton kernel for each shape (bench/vllm_reference.py: same GPU, same invocation, its own
+ * process, which times a copy of the same traffic beside it). Its ×copy is against that process's copy;
+ * the note gives our fastest bit-correct arm's ×copy beside it. vLLM is not bit-exact (SPEC §11), so its
+ * row is never marked correct.
+ */
+function attachVllm(report: BenchReport, cases: Record<string, unknown>[], opts: BenchOptions): void {
+  const script = path.join(projectRoot(), 'bench', 'vllm_reference.py');
+  const python = opts.python ?? process.env.GDN_TORCH_PYTHON ?? 'python3';
+  opts.log?.(`vLLM Triton kernels: ${python} ${script} --vllm-path ${opts.vllmPath} (${cases.length} shapes)`);
+  const run = spawnSync(python, [script, '--vllm-path', opts.vllmPath!], { input: JSON.stringify(cases), encoding: 'utf8', timeout: 15 * 60 * 1000, maxBuffer: 1 << 24 });
+  if (run.status !== 0) {
+    report.stops.push({ shape: 'vLLM', reason: 'error', detail: `${python} exited ${run.status}: ${(run.stderr || '').trim().split('\n').slice(-3).join(' | ')}` });
+    return;
+  }
+  const lines = run.stdout.trim().split('\n').map((l) => JSON.parse(l));
+  const head = lines.shift();
+  for (const v of lines) {
+    const ours = report.rows.filter((r) => r.shape === v.id && r.correct).sort((a, b) => a.medianUs - b.medianUs)[0];
+    report.rows.push({
+      shape: v.id, arm: 'vLLM (Triton)', correct: false, mismatches: NaN, medianUs: v.median_us, p10Us: v.p10_us, p90Us: v.p90_us, n: v.n,
+      bytes: v.bytes, gbps: v.bytes / (v.median_us * 1e3), xCopy: v.x_copy,
+      note: `${head.vllm}, triton ${head.triton}, its own process: ×copy against its own copy (${v.copy_median_us.toFixed(1)} µs); not bit-exact`
+        + (ours ? `; fastest correct arm ${ours.arm} ${ours.xCopy.toFixed(2)}× copy = ${(ours.xCopy / v.x_copy).toFixed(2)}× vLLM's` : ''),
     });
   }
 }
