@@ -48,11 +48,11 @@ for stage in "$@"; do
         nvidia-smi -q -d CLOCK,PERFORMANCE,POWER | head -80; nvcc --version | tail -2; node --version; } > "$OUT/env.log" 2>&1
       step info gdnlab info ;;
     build)
-      # GDN_BUILD_HERE=1: always build here (the device tool's tree travels without build/); the library, its
+      # GDN_BUILD_HERE=1: always build here (GDN_BUILD_TARGETS: only these CMake targets, e.g. "gdn gdn_user_worker") (the device tool's tree travels without build/); the library, its
       # user-arm worker and compile recipe are copied to $OUT/lib so a later call can carry them.
       if [ "${GDN_BUILD_HERE:-0}" = 1 ] || ! node -e "require('./dist/lib/backend').Backend.open('cuda')" 2>/dev/null; then
         echo "building libgdn here (sm_${GDN_CUDA_ARCH:-90})" | tee -a "$OUT/session.log"
-        step build sh -c "cmake -S cuda -B /tmp/gdn-build -DGDN_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=${GDN_CUDA_ARCH:-90} -DCMAKE_BUILD_TYPE=Release && cmake --build /tmp/gdn-build -j\$(nproc)"
+        step build sh -c "cmake -S cuda -B /tmp/gdn-build -DGDN_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=${GDN_CUDA_ARCH:-90} -DCMAKE_BUILD_TYPE=Release && cmake --build /tmp/gdn-build -j\$(nproc) ${GDN_BUILD_TARGETS:+--target $GDN_BUILD_TARGETS}"
         export GDN_LIBRARY=/tmp/gdn-build/libgdn.so
         mkdir -p "$OUT/lib" && cp /tmp/gdn-build/libgdn.so /tmp/gdn-build/gdn_user_worker /tmp/gdn-build/gdn_user_build.json "$OUT/lib/" 2>/dev/null
       fi ;;
