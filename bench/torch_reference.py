@@ -103,9 +103,14 @@ def measure(run, flush, min_samples, min_time_s, max_time_s):
         elapsed = time.monotonic() - t0
         if (len(samples) >= min_samples and elapsed >= min_time_s) or elapsed >= max_time_s:
             break
-    samples.sort()
-    q = lambda p: samples[min(len(samples) - 1, int(p * (len(samples) - 1) + 0.5))]
-    return {"n": len(samples), "median_us": q(0.5), "p10_us": q(0.1), "p90_us": q(0.9), "min_us": samples[0]}
+    return quantiles(samples)
+
+
+def quantiles(samples):
+    """n, median, p10, p90 and min of a list of µs samples (also used by bench/vllm_reference.py)."""
+    s = sorted(samples)
+    q = lambda p: s[min(len(s) - 1, int(p * (len(s) - 1) + 0.5))]
+    return {"n": len(s), "median_us": q(0.5), "p10_us": q(0.1), "p90_us": q(0.9), "min_us": s[0]}
 
 
 def main():

@@ -19,6 +19,8 @@ import types
 
 import torch
 
+from torch_reference import quantiles  # same folder: one definition of the reported statistics
+
 
 def conv_case(case, dev, vllm):
     from vllm.model_executor.layers.mamba.ops.causal_conv1d import causal_conv1d_fn
@@ -73,12 +75,6 @@ def postconv_case(case, dev, vllm):
         return fused_post_conv_prep(conv, a, b, A_log, dt_bias, Hk, Dk, Dv)
 
     return run, T * (C * 2 + 2 * Hv * 2 + C * 2 + 2 * Hv * 4)
-
-
-def quantiles(samples):
-    s = sorted(samples)
-    q = lambda p: s[min(len(s) - 1, int(p * (len(s) - 1) + 0.5))]
-    return {"n": len(s), "median_us": q(0.5), "p10_us": q(0.1), "p90_us": q(0.9), "min_us": s[0]}
 
 
 def measure(run, copy, flush, min_samples, min_time_s, max_time_s):
