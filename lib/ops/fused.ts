@@ -138,18 +138,7 @@ function prepare(inputs: FusedInputs, opts: FusedOptions): Prepared {
   expectDType(state, 'convState', ['f32']);
   expectShape(state, 'convState', [N, C, K - 1], ['N', 'C', 'K-1']);
   expectContiguous(state, 'convState');
-  const a = expectTensor(inputs.a, 'a');
-  const b = expectTensor(inputs.b, 'b');
-  expectDType(a, 'a', ['f32', 'bf16']);
-  if (b.dtype !== a.dtype) throw new TypeError(`b: expected dtype ${a.dtype} (the dtype of a), got ${b.dtype}`);
-  expectShape(a, 'a', [T, Hv], ['T', 'Hv']);
-  expectShape(b, 'b', [T, Hv], ['T', 'Hv']);
-  const ALog = expectTensor(inputs.ALog, 'ALog');
-  const dtBias = expectTensor(inputs.dtBias, 'dtBias');
-  expectDType(ALog, 'ALog', ['f32']);
-  expectDType(dtBias, 'dtBias', ['f32']);
-  expectShape(ALog, 'ALog', [Hv], ['Hv']);
-  expectShape(dtBias, 'dtBias', [Hv], ['Hv']);
+  const { a, b, ALog, dtBias } = postconv.expectGateInputs(inputs, T, Hv);
 
   const backend = backendOf(opts);
   if (opts.inPlace && !(state.location === 'device' && state.backend === backend)) {

@@ -103,18 +103,7 @@ function prepare(inputs: PostconvInputs, opts: PostconvOptions): Prepared {
   if (conv.rank !== 2 || conv.shape[1] !== C) throw new RangeError(`convOut: expected shape [T, C=${C}] (2·Hk·Dk + Hv·Dv), got [${conv.shape.join(', ')}]`);
   expectContiguous(conv, 'convOut');
   const T = conv.shape[0];
-  const a = expectTensor(inputs.a, 'a');
-  const b = expectTensor(inputs.b, 'b');
-  expectDType(a, 'a', ['f32', 'bf16']);
-  if (b.dtype !== a.dtype) throw new TypeError(`b: expected dtype ${a.dtype} (the dtype of a), got ${b.dtype}`);
-  expectShape(a, 'a', [T, Hv], ['T', 'Hv']);
-  expectShape(b, 'b', [T, Hv], ['T', 'Hv']);
-  const ALog = expectTensor(inputs.ALog, 'ALog');
-  const dtBias = expectTensor(inputs.dtBias, 'dtBias');
-  expectDType(ALog, 'ALog', ['f32']);
-  expectDType(dtBias, 'dtBias', ['f32']);
-  expectShape(ALog, 'ALog', [Hv], ['Hv']);
-  expectShape(dtBias, 'dtBias', [Hv], ['Hv']);
+  const { a, b, ALog, dtBias } = expectGateInputs(inputs, T, Hv);
 
   const backend = backendOf(opts);
   const given = opts.out ?? {};
@@ -235,4 +224,24 @@ export function postconvBytes(T: number, s: PostconvShape, convBytes: number, ga
 /** Defines (or replaces) a post-conv arm from a cell (docs/USER-ARMS.md). */
 export function defineArm(spec: PostconvArmSpec, opts: { backend?: Backend } = {}): DefinedArm {
   return definePostconvArm(spec, opts);
+}
+
+/** The gate inputs of the post-conv and the fused op: a and b [T, Hv] (one dtype, f32 or bf16), A_log and
+ * dt_bias [Hv] f32 (docs/SPEC.md §6). Errors name the argument. */
+export function expectGateInputs(
+  inputs: { a: unknown; b: unknown; ALog: unknown; dtBias: unknown }, T: number, Hv: number,
+): { a: Tensor; b: Tensor; ALog: Tensor; dtBias: Tensor } {
+  const a = expectTensor(inputs.a, 'a');
+  const b = expectTensor(inputs.b, 'b');
+  expectDType(a, 'a', ['f32', 'bf16']);
+  if (b.dtype !== a.dtype) throw new TypeError(`b: expected dtype ${a.dtype} (the dtype of a), got ${b.dtype}`);
+  expectShape(a, 'a', [T, Hv], ['T', 'Hv']);
+  expectShape(b, 'b', [T, Hv], ['T', 'Hv']);
+  const ALog = expectTensor(inputs.ALog, 'ALog');
+  const dtBias = expectTensor(inputs.dtBias, 'dtBias');
+  expectDType(ALog, 'ALog', ['f32']);
+  expectDType(dtBias, 'dtBias', ['f32']);
+  expectShape(ALog, 'ALog', [Hv], ['Hv']);
+  expectShape(dtBias, 'dtBias', [Hv], ['Hv']);
+  return { a, b, ALog, dtBias };
 }
