@@ -7,7 +7,9 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
+setup_start=$(date +%s)
 bash scripts/setup.sh --tests
+say "setup took $(( $(date +%s) - setup_start )) s"
 
 # Tests run inside the venv: its jupyter and python come first on PATH.
 export VIRTUAL_ENV="$VENV_DIR"
@@ -30,6 +32,12 @@ mocha_status=$?
 set -e
 
 if [ -s "$summary_file" ]; then
+  # The slowest test files first (CI's 20-minute budget), then the counts.
+  node -e '
+    const s = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+    const total = (s.durationMs / 1000).toFixed(0);
+    console.log(`mocha took ${total} s; slowest files (seconds in tests):`);
+    for (const f of s.slowestFiles || []) console.log(`  ${String(f.seconds).padStart(7)}  ${f.file}`);' "$summary_file"
   read -r passed failed skipped < <(node -e '
     const s = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
     console.log(s.passed, s.failed, s.skipped);' "$summary_file")
