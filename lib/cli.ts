@@ -26,7 +26,7 @@ export function parseArgs(argv: string[]): Args {
   return { positional, flags };
 }
 
-const VALUE_FLAGS = new Set(['vllm', 'channels', 'trials', 'widen', 'backend', 'out', 'timeout', 'python', 'prefix', 'name', 'cases', 'seed', 'markdown']);
+const VALUE_FLAGS = new Set(['vllm', 'channels', 'trials', 'widen', 'backend', 'out', 'timeout', 'python', 'prefix', 'name', 'cases', 'seed', 'markdown', 'define', 'arms', 'shapes']);
 
 const USAGE = `usage: gdnlab <command>
   info [--json]                               backend, library and device facts
@@ -41,8 +41,12 @@ const USAGE = `usage: gdnlab <command>
   check sanitize [--backend B]                one small launch of every arm (run under compute-sanitizer)
   bench conv|postconv|fused [--backend B] [--quick] [--no-torch] [--samples] [--json [FILE]] [--markdown FILE]
                           [--vllm DIR]        (fused: vLLM's conv + post-conv from bench/pack-vllm.sh, timed beside)
+                          [--arms A,B] [--shapes S,T]
                                               every arm vs a device copy of the same bytes and PyTorch eager, one run
-                                              (--samples: every raw timing sample in the JSON)
+                                              (--samples: every raw timing sample in the JSON; --arms: only these
+                                              arms, or arm/mapping; --shapes: only shapes whose name contains one)
+  check …, bench …, arms: --define FILE[,FILE]  user arms from .json/.js specs, as defineArm takes them
+                                              (docs/USER-ARMS.md): checked, mutant-run and timed like built-ins
   bench overhead [--backend B] [--quick] [--json [FILE]]   per-op cost from TypeScript beyond the kernel; alloc/free
   bench host [--quick] [--json [FILE]]        host backend arms vs a memcpy of the same bytes
   bench verdict [--backend B]                 timing self-check: same arm twice = same, scalar = slower
@@ -165,10 +169,10 @@ async function checkConvCommand(args: Args): Promise<number> {
     const mutants = runConvMutants({ backend, quick: true });
     out.mutants = mutants;
     for (const m of mutants) {
-      if (!json) console.log(`${m.caught ? 'caught' : 'MISSED'} mutant ${m.mutant}: ${m.detail}`);
+      if (!json) console.log(`${m.caught ? 'caught' : 'MISSED'} ${m.plantedDefect !== undefined ? `planted defect ${m.mutant} (${m.plantedDefect})` : `mutant ${m.mutant}`}: ${m.detail}`);
       if (!m.caught) failed++;
     }
-    if (!json) console.log(`mutants: ${mutants.filter((m) => m.caught).length}/${mutants.length} caught (of ${CONV_MUTANTS.length} + the racy mapping)`);
+    if (!json) console.log(`mutants: ${mutants.filter((m) => m.caught).length}/${mutants.length} caught (${CONV_MUTANTS.length} planted mutants${backend.kind === 'host' ? ' + the racy mapping under reverse order' : ''}${mutants.some((m) => m.plantedDefect !== undefined) ? ` + ${mutants.filter((m) => m.plantedDefect !== undefined).length} user arms defined as planted defects` : ''})`);
   }
   if (json) console.log(JSON.stringify(out, null, 2));
   hostBackend?.close();
@@ -221,6 +225,16 @@ export async function main(argv: string[]): Promise<number> {
   const args = parseArgs(argv);
   const [cmd, sub] = args.positional;
   try {
+    const defineFiles = args.flags.get('define');
+    if (defineFiles !== undefined) {
+      // User arms from files (docs/USER-ARMS.md, "From the command line"): defined before the command
+      // reads the arm table, so every check and benchmark lists them as it lists the built-ins.
+      if (cmd !== 'check' && cmd !== 'bench' && cmd !== 'arms') throw new UsageError(`--define: only check, bench and arms take arm definitions, not ${cmd ?? 'nothing'}`);
+      if (defineFiles === true) throw new UsageError('--define: expected FILE[,FILE] (.json, .js or .cjs arm specs)');
+      const { defineArmsFromFiles } = await import('./arms/file');
+      const backend = cmd === 'bench' && sub === 'host' ? Backend.open('host') : pickBackend(args.flags);
+      for (const d of defineArmsFromFiles(defineFiles, backend)) console.error(`gdnlab: ${d.summary}`);
+    }
     switch (cmd) {
       case 'info':
         return await info(args);

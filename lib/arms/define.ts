@@ -32,6 +32,11 @@ interface CommonSpec {
   cudaSm?: string | null;
   /** Compile for the host backend (default true). */
   host?: boolean;
+  /**
+   * This arm is wrong on purpose, and this says how (docs/USER-ARMS.md, "Planted defects"): the
+   * checks then require that the arm is caught instead of that it equals the reference.
+   */
+  plantedDefect?: string;
 }
 
 export interface ConvArmSpec extends CommonSpec {
@@ -107,6 +112,9 @@ function define(op: ArmOp, spec: CommonSpec, contract: Record<string, unknown>, 
   const shared = int(spec.sharedBytes, `arm '${spec.name}': sharedBytes`, 0, 49152, 0);
   const limit = int(spec.timeLimitMs, `arm '${spec.name}': timeLimitMs`, 1, 3_600_000, 10000);
   const barriers = spec.barriers === true;
+  if (spec.plantedDefect !== undefined && (typeof spec.plantedDefect !== 'string' || spec.plantedDefect.trim() === '')) {
+    throw new TypeError(`arm '${spec.name}': plantedDefect: expected a sentence saying what is wrong on purpose, got ${JSON.stringify(spec.plantedDefect)}`);
+  }
   const backend = opts.backend ?? activeBackend();
   let sm = spec.cudaSm ?? null;
   if (sm === null && backend.kind === 'cuda') {
@@ -135,7 +143,7 @@ function define(op: ArmOp, spec: CommonSpec, contract: Record<string, unknown>, 
   const k: Kept = { spec, defines: allDefines, desc, fast };
   kept.set(`${op}:${spec.name}`, k);
   registerArm({
-    op, name: spec.name, id, mappings, description: spec.description ?? '',
+    op, name: spec.name, id, mappings, description: spec.description ?? '', plantedDefect: spec.plantedDefect,
     prepareTiming() {
       if (k.fast || !k.desc.host_module) return;
       k.fast = compileModule({ ...base, target: 'host-fast' });
@@ -150,7 +158,7 @@ function define(op: ArmOp, spec: CommonSpec, contract: Record<string, unknown>, 
   return {
     op, name: spec.name, id, description: spec.description ?? '', contract: { ...contract, threadsPerBlock: threads, sharedBytes: shared, barriers, timeLimitMs: limit },
     modules: infos, cached, compileMs,
-    summary: `${op} arm '${spec.name}' (id ${id}${prev ? ', replaced' : ''}): ${what}`,
+    summary: `${op} arm '${spec.name}' (id ${id}${prev ? ', replaced' : ''}${spec.plantedDefect ? ', PLANTED DEFECT' : ''}): ${what}`,
   };
 }
 

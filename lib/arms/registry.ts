@@ -14,6 +14,12 @@ export interface RegisteredArm {
   /** conv: the mappings the arm supports. */
   mappings: readonly string[];
   description: string;
+  /**
+   * Set when the arm is a planted defect (docs/USER-ARMS.md, "Planted defects"): wrong on purpose, so
+   * the equivalence checks leave it out of what must equal the reference and the mutant runners
+   * (runConvMutants, runPostconvMutants) require that it is caught.
+   */
+  plantedDefect?: string;
   /** Called before the arm is timed (compiles and registers the unchecked host module once). */
   prepareTiming(): void;
 }

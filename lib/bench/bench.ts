@@ -17,7 +17,8 @@ import { copyOp } from '../ops/copy';
 import { timeArms, TimingCase, TimingResult, TimingOptions } from '../analysis/timing';
 import { projectRoot } from '../native/gdn';
 import { revision } from '../provenance';
-import { arms, referenceArm } from '../ops/arms';
+import { arms, referenceArm, ArmInfo } from '../ops/arms';
+import { userArm } from '../arms/registry';
 import { countBitMismatches } from '../check/bits';
 
 export interface BenchRow {
@@ -95,13 +96,14 @@ export function convBenchShapes(quick = false): ConvBenchShape[] {
  * asked (exact and sequence), plus the racy #305 shape (exact-racy) of the first chunk arm for
  * reference. Whether each is correct is measured at the benchmark shape in the same run.
  */
-export function convTimed(): { arm: conv.ConvArm; mapping: conv.ConvMapping }[] {
-  const list: { arm: conv.ConvArm; mapping: conv.ConvMapping }[] = [];
+export function convTimed(): { arm: conv.ConvArm; mapping: conv.ConvMapping; note?: string }[] {
+  const list: { arm: conv.ConvArm; mapping: conv.ConvMapping; note?: string }[] = [];
   let racyShown = false;
   for (const a of arms('conv')) {
     const maps = a.mappings.filter((m) => m !== 'exact-racy');
+    const note = armNote(a);
     for (const mapping of maps) {
-      list.push({ arm: a.name, mapping });
+      list.push({ arm: a.name, mapping, note });
       if (mapping === 'exact' && !racyShown && a.mappings.includes('exact-racy')) {
         list.push({ arm: a.name, mapping: 'exact-racy' });
         racyShown = true;
@@ -109,6 +111,12 @@ export function convTimed(): { arm: conv.ConvArm; mapping: conv.ConvMapping }[] 
     }
   }
   return list;
+}
+
+/** What a row says of an arm that is not a built-in correct arm. */
+function armNote(a: ArmInfo): string | undefined {
+  if (a.user) return a.mutant ? `PLANTED DEFECT (user arm): ${userArm(a.op as 'conv' | 'postconv', a.name)?.plantedDefect ?? ''}` : 'user arm (defineArm)';
+  return a.mutant ? 'PLANTED MUTANT (wrong f32 bits)' : undefined;
 }
 
 /** Elements of a and b whose raw bits differ (tensors of one shape and dtype). */
@@ -127,7 +135,29 @@ export interface BenchOptions {
   timing?: TimingOptions;
   /** Keep every timing run with its raw samples in report.timings. */
   samples?: boolean;
+  /** Only these arms (conv: an arm name for all its mappings, or 'arm/mapping'); the reference still validates. */
+  arms?: string[];
+  /** Only the shapes whose name contains one of these strings. */
+  shapes?: string[];
   log?: (line: string) => void;
+}
+
+/** The benchmark shapes opts.shapes selects (all without it); a filter matching nothing is an error. */
+export function selectShapes<S extends { id: string }>(all: S[], opts: BenchOptions): S[] {
+  if (!opts.shapes || opts.shapes.length === 0) return all;
+  const picked = all.filter((s) => opts.shapes!.some((f) => s.id.includes(f)));
+  if (picked.length === 0) throw new RangeError(`shapes: ${JSON.stringify(opts.shapes)} match none of ${all.map((s) => `'${s.id}'`).join(', ')}`);
+  return picked;
+}
+
+/** The timed arms opts.arms selects (all without it); a name that selects nothing is an error naming the choices. */
+export function selectArms<A extends { arm: string; mapping?: string }>(all: A[], opts: BenchOptions): A[] {
+  if (!opts.arms || opts.arms.length === 0) return all;
+  const label = (a: A) => (a.mapping ? `${a.arm}/${a.mapping}` : a.arm);
+  for (const want of opts.arms) {
+    if (!all.some((a) => a.arm === want || label(a) === want)) throw new RangeError(`arms: '${want}' is not a timed arm; expected one of ${[...new Set(all.flatMap((a) => [a.arm, label(a)]))].join(', ')}`);
+  }
+  return all.filter((a) => opts.arms!.some((w) => a.arm === w || label(a) === w));
 }
 
 function defaultTiming(opts: BenchOptions): TimingOptions {
@@ -173,7 +203,9 @@ async function timeShape(report: BenchReport, shape: string, bytes: number, opts
 export async function benchConv(opts: BenchOptions): Promise<BenchReport> {
   const backend = opts.backend;
   const report: BenchReport = { op: 'conv', revision: revision(), provenance: null, torch: null, rows: [], copies: [], torchRows: [], stops: [], ...(opts.samples ? { timings: [] } : {}) };
-  for (const shape of convBenchShapes(opts.quick)) {
+  const shapes = selectShapes(convBenchShapes(opts.quick), opts);
+  const timed = selectArms(convTimed(), opts);
+  for (const shape of shapes) {
     const T = shape.lengths.reduce((a, b) => a + b, 0);
     const K = 4;
     const qsl = [0];
@@ -186,7 +218,6 @@ export async function benchConv(opts: BenchOptions): Promise<BenchReport> {
       convState: Tensor.random([shape.lengths.length, shape.C, K - 1], 'f32', { seed: 3 }).to(backend),
     };
     const bytes = 4 * T * shape.C; // bf16 x read once, bf16 out written once
-    const timed = convTimed();
     // Bits first: every timed arm/mapping against the reference arm at this shape, in this run.
     const mismatch = new Map<string, number>();
     const ref = await conv.forward(inputs, { arm: referenceArm('conv').name, mapping: 'sequence', outDtype: 'bf16', backend });
@@ -202,7 +233,7 @@ export async function benchConv(opts: BenchOptions): Promise<BenchReport> {
     const ops = timed.map((a) => ({ ...a, op: conv.prepareTimed(inputs, { arm: a.arm, mapping: a.mapping, outDtype: 'bf16', backend }, `${a.arm}/${a.mapping}`) }));
     try {
       await timeShape(report, shape.id, bytes, opts,
-        ops.map((o) => ({ label: `${o.arm}/${o.mapping}`, op: o.op, meta: { arm: o.arm, mapping: o.mapping, shape: shape.id, C: shape.C, K, T, dtype: 'bf16' } })),
+        ops.map((o) => ({ label: `${o.arm}/${o.mapping}`, op: o.op, meta: { arm: o.arm, mapping: o.mapping, shape: shape.id, C: shape.C, K, T, dtype: 'bf16', note: o.note } })),
         (label) => mismatch.get(label) ?? Number.NaN);
     } finally {
       for (const o of ops) o.op.release();
@@ -212,7 +243,7 @@ export async function benchConv(opts: BenchOptions): Promise<BenchReport> {
     }
   }
   if (opts.torch && backend.kind === 'cuda') {
-    const cases = convBenchShapes(opts.quick).map((s) => ({ op: 'conv', id: s.id, C: s.C, K: 4, lengths: s.lengths, initial_state: s.initialState }));
+    const cases = shapes.map((s) => ({ op: 'conv', id: s.id, C: s.C, K: 4, lengths: s.lengths, initial_state: s.initialState }));
     attachTorch(report, cases, opts);
     if (opts.vllmPath) attachVllm(report, cases, opts);
   }
@@ -241,9 +272,10 @@ export function postconvBenchShapes(quick = false): PostconvBenchShape[] {
 export async function benchPostconv(opts: BenchOptions): Promise<BenchReport> {
   const backend = opts.backend;
   const report: BenchReport = { op: 'postconv', revision: revision(), provenance: null, torch: null, rows: [], copies: [], torchRows: [], stops: [], ...(opts.samples ? { timings: [] } : {}) };
-  const table = arms('postconv');
+  const table = selectArms(arms('postconv').map((a) => ({ ...a, arm: a.name })), opts);
   const reference = referenceArm('postconv').name;
-  for (const shape of postconvBenchShapes(opts.quick)) {
+  const shapes = selectShapes(postconvBenchShapes(opts.quick), opts);
+  for (const shape of shapes) {
     const dims = { Hk: shape.Hk, Hv: shape.Hv, Dk: 128, Dv: 128 };
     const C = 2 * dims.Hk * dims.Dk + dims.Hv * dims.Dv;
     const packed = Tensor.random([shape.T, 2 * dims.Hv], 'bf16', { seed: 5 }).to(backend);
@@ -267,10 +299,10 @@ export async function benchPostconv(opts: BenchOptions): Promise<BenchReport> {
     } finally {
       ref.release();
     }
-    const ops = table.map((a) => ({ arm: a.name, mutant: a.mutant, op: postconv.prepareTimed(inputs, { ...dims, arm: a.name, qkvDtype: 'bf16', backend }, a.name) }));
+    const ops = table.map((a) => ({ arm: a.name, note: armNote(a), op: postconv.prepareTimed(inputs, { ...dims, arm: a.name, qkvDtype: 'bf16', backend }, a.name) }));
     try {
       await timeShape(report, shape.id, bytes, opts,
-        ops.map((o) => ({ label: o.arm, op: o.op, meta: { arm: o.arm, shape: shape.id, T: shape.T, ...dims, dtype: 'bf16', note: o.mutant ? 'PLANTED MUTANT (wrong f32 bits)' : undefined } })),
+        ops.map((o) => ({ label: o.arm, op: o.op, meta: { arm: o.arm, shape: shape.id, T: shape.T, ...dims, dtype: 'bf16', note: o.note } })),
         (label) => mismatch.get(label) ?? Number.NaN);
     } finally {
       for (const o of ops) o.op.release();
@@ -281,7 +313,7 @@ export async function benchPostconv(opts: BenchOptions): Promise<BenchReport> {
     }
   }
   if (opts.torch && backend.kind === 'cuda') {
-    const cases = postconvBenchShapes(opts.quick).map((s) => ({ op: 'postconv', id: s.id, T: s.T, Hk: s.Hk, Hv: s.Hv, Dk: 128, Dv: 128 }));
+    const cases = shapes.map((s) => ({ op: 'postconv', id: s.id, T: s.T, Hk: s.Hk, Hv: s.Hv, Dk: 128, Dv: 128 }));
     attachTorch(report, cases, opts);
     if (opts.vllmPath) attachVllm(report, cases, opts);
   }
@@ -324,7 +356,8 @@ export async function benchFused(opts: BenchOptions): Promise<BenchReport> {
   const report: BenchReport = { op: 'fused', revision: revision(), provenance: null, torch: { error: 'bench/torch_reference.py has no fused case; bench conv and bench postconv time each step against PyTorch' }, rows: [], copies: [], torchRows: [], stops: [] };
   const K = 4;
   const D = fused.FUSED_HEAD_DIM;
-  for (const shape of fusedBenchShapes(opts.quick)) {
+  if (opts.arms && opts.arms.length) throw new RangeError('arms: bench fused times its fixed set (fused head-tile, the vec → token-tile chain); use --shapes to pick shapes');
+  for (const shape of selectShapes(fusedBenchShapes(opts.quick), opts)) {
     const T = shape.lengths.reduce((a, b) => a + b, 0);
     const N = shape.lengths.length;
     const dims = { Hk: shape.Hk, Hv: shape.Hv, Dk: D, Dv: D };
@@ -402,7 +435,7 @@ export async function benchFused(opts: BenchOptions): Promise<BenchReport> {
 function attachVllmChain(report: BenchReport, opts: BenchOptions): void {
   const script = path.join(projectRoot(), 'bench', 'vllm_reference.py');
   const python = opts.python ?? process.env.GDN_TORCH_PYTHON ?? 'python3';
-  const shapes = fusedBenchShapes(opts.quick);
+  const shapes = selectShapes(fusedBenchShapes(opts.quick), opts);
   const cases = shapes.flatMap((s) => [
     { op: 'conv', id: `${s.id} conv`, C: (2 * s.Hk + s.Hv) * fused.FUSED_HEAD_DIM, K: 4, lengths: s.lengths, initial_state: s.initialState },
     { op: 'postconv', id: `${s.id} postconv`, T: s.lengths.reduce((a, b) => a + b, 0), Hk: s.Hk, Hv: s.Hv, Dk: fused.FUSED_HEAD_DIM, Dv: fused.FUSED_HEAD_DIM },

@@ -1,4 +1,4 @@
-// `gdnlab bench conv|postconv|fused [--backend host|cuda] [--quick] [--no-torch] [--samples] [--vllm DIR] [--json FILE] [--markdown FILE]`
+// `gdnlab bench conv|postconv|fused [--backend host|cuda] [--quick] [--no-torch] [--samples] [--vllm DIR] [--arms A,B] [--shapes S,T] [--json FILE] [--markdown FILE]`
 // --samples keeps every timing run with its raw samples in the JSON (report.timings); --vllm DIR (or GDN_VLLM_PATH):
 // vLLM's own Triton kernels from bench/pack-vllm.sh, timed beside ours in the same invocation.
 // `gdnlab bench overhead [--backend host|cuda] [--quick] [--json [FILE]]`
@@ -8,6 +8,14 @@ import * as fs from 'fs';
 import { Backend, activeBackend } from '../backend';
 import { benchConv, benchPostconv, benchFused, benchMarkdown, writeJson } from './bench';
 import type { Args } from '../cli';
+
+/** --arms a,b / --shapes x,y as a list (undefined when absent). */
+function listFlag(args: Args, name: string): string[] | undefined {
+  const v = args.flags.get(name);
+  if (v === undefined) return undefined;
+  if (v === true) throw new RangeError(`--${name}: expected a comma-separated list`);
+  return v.split(',').map((x) => x.trim()).filter((x) => x !== '');
+}
 
 function commandLine(op: string): string {
   const shown = process.argv.slice(4).filter((a, i, all) => !a.startsWith('--json') && !a.startsWith('--markdown') && all[i - 1] !== '--markdown');
@@ -55,6 +63,8 @@ export async function benchCommand(op: 'conv' | 'postconv' | 'fused' | 'overhead
     quick,
     torch: !args.flags.has('no-torch'),
     samples: args.flags.has('samples'),
+    arms: listFlag(args, 'arms'),
+    shapes: listFlag(args, 'shapes'),
     vllmPath: typeof args.flags.get('vllm') === 'string' ? (args.flags.get('vllm') as string) : process.env.GDN_VLLM_PATH,
     log,
   };

@@ -5,10 +5,14 @@
 import { Backend } from '../backend';
 import { CONV_MUTANTS, ConvMutant } from '../ops/conv';
 import { checkConv, ConvCase } from './conv';
-import { referenceArm } from '../ops/arms';
+import { userArm } from '../arms/registry';
+import { arms, referenceArm } from '../ops/arms';
 
 export interface MutantOutcome {
-  mutant: ConvMutant | 'exact-racy';
+  /** A planted conv mutant, the racy mapping, or `arm:<name>` for a user arm defined as a planted defect. */
+  mutant: ConvMutant | 'exact-racy' | `arm:${string}`;
+  /** For a user arm: its plantedDefect sentence. */
+  plantedDefect?: string;
   caught: boolean;
   /** Mismatching comparisons and elements, for the report. */
   failedComparisons: number;
@@ -52,6 +56,38 @@ export function runConvMutants(opts: { backend: Backend; quick?: boolean }): Mut
   if (opts.backend.kind === 'host') {
     const report = checkConv({ backend: opts.backend, cases, armMappings: [{ arm: 'reg', mapping: 'exact-racy' }], schedule: 'reverse' });
     outcomes.push(summarise('exact-racy', report));
+  }
+  outcomes.push(...runUserConvDefects(opts.backend));
+  return outcomes;
+}
+
+/**
+ * The user conv arms defined as planted defects (defineArm({ plantedDefect })), through the same
+ * equivalence check as the built-in mutants: every mapping the arm runs, over the mutant cases; on
+ * the host also under the reverse block order, where a #305-style race shows. Caught when any
+ * comparison differs from the reference arm.
+ */
+export function runUserConvDefects(backend: Backend): MutantOutcome[] {
+  const cases = mutantCases();
+  const reference = referenceArm('conv').name;
+  const outcomes: MutantOutcome[] = [];
+  for (const a of arms('conv').filter((x) => x.user && x.mutant)) {
+    const armMappings = a.mappings.map((mapping) => ({ arm: a.name, mapping }));
+    const schedules = backend.kind === 'host' ? ([undefined, 'reverse'] as const) : ([undefined] as const);
+    const failures = schedules.flatMap((schedule) => checkConv({ backend, cases, armMappings, schedule }).failures.filter((r) => r.arm !== reference));
+    const out = failures.reduce((n, r) => n + r.outMismatches, 0);
+    const state = failures.reduce((n, r) => n + r.stateMismatches, 0);
+    outcomes.push({
+      mutant: `arm:${a.name}`,
+      plantedDefect: userArm('conv', a.name)?.plantedDefect,
+      caught: failures.length > 0,
+      failedComparisons: failures.length,
+      outMismatches: out,
+      stateMismatches: state,
+      detail: failures.length
+        ? `${failures.length} comparisons differ (${out} out, ${state} state elements), first: ${failures[0].case} ${failures[0].mapping}`
+        : `no comparison differs over ${cases.length} cases × ${armMappings.length} mappings${schedules.length > 1 ? ' × forward and reverse block order' : ''}`,
+    });
   }
   return outcomes;
 }

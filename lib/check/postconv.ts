@@ -193,6 +193,41 @@ export async function runSeq4Mutant(backend: Backend, cases = postconvMatrix({ q
   };
 }
 
+export interface PostconvDefectOutcome {
+  arm: string;
+  plantedDefect: string;
+  /** Comparisons with the tree (every output) that differ, by the output dtype of the case. */
+  caughtInF32: number;
+  f32Cases: number;
+  caughtInBf16: number;
+  bf16Cases: number;
+  caught: boolean;
+}
+
+/**
+ * The user post-conv arms defined as planted defects (defineArm({ plantedDefect })), through the same
+ * check as seq4: the Dk = Dv = 128 cases of the quick matrix, every output compared with the tree.
+ * Caught when any comparison differs; the split by output dtype shows what bf16 storage hides.
+ */
+export async function runPostconvDefects(backend: Backend, cases = postconvMatrix({ quick: true })): Promise<PostconvDefectOutcome[]> {
+  const out: PostconvDefectOutcome[] = [];
+  const byCase = new Map(cases.map((c) => [c.name, c]));
+  for (const a of armTable('postconv').filter((x) => x.user && x.mutant)) {
+    const report = await checkPostconv({ backend, cases: cases.filter((c) => c.Dk === 128 && c.Dv === 128), arms: [a.name], reference: false });
+    const rows = report.results.filter((r) => r.arm === a.name);
+    const differs = (r: PostconvCaseResult) => total(r.mismatches) > 0;
+    const f32 = rows.filter((r) => byCase.get(r.case)!.qkvDtype === 'f32');
+    const bf16 = rows.filter((r) => byCase.get(r.case)!.qkvDtype === 'bf16');
+    out.push({
+      arm: a.name, plantedDefect: userArm('postconv', a.name)?.plantedDefect ?? '',
+      caughtInF32: f32.filter(differs).length, f32Cases: f32.length,
+      caughtInBf16: bf16.filter(differs).length, bf16Cases: bf16.length,
+      caught: rows.some(differs),
+    });
+  }
+  return out;
+}
+
 /** Rows (token, head) of q and k in which two results differ: the unit the published counts use. */
 export function differingRows(a: Tensor, b: Tensor): number {
   const x = a.bits();
@@ -241,6 +276,12 @@ export async function postconvCommand(args: Args, backend: Backend): Promise<num
     out.seq4 = m;
     if (!m.caught) failed++;
     if (!json) console.log(`${m.caught ? 'caught' : 'MISSED'} mutant seq4: differs in ${m.caughtInF32}/${m.f32Cases} f32-output cases, ${m.caughtInBf16}/${m.bf16Cases} bf16-output cases`);
+    const defects = await runPostconvDefects(backend);
+    out.userDefects = defects;
+    for (const d of defects) {
+      if (!d.caught) failed++;
+      if (!json) console.log(`${d.caught ? 'caught' : 'MISSED'} planted defect arm ${d.arm} (${d.plantedDefect}): differs in ${d.caughtInF32}/${d.f32Cases} f32-output cases, ${d.caughtInBf16}/${d.bf16Cases} bf16-output cases`);
+    }
   }
   if (json) console.log(JSON.stringify(out, null, 2));
   hostBackend?.close();

@@ -3,6 +3,7 @@
 // arm by hand: an arm added to libgdn (built in, or registered at run time) appears in every table,
 // check, benchmark and CLI listing that reads these functions.
 
+import { userArm } from '../arms/registry';
 import { gdnLib, ArmInfoStruct, ARM_FLAGS, ARM_REQUIRES, ARM_LAYOUTS, OP_KIND } from '../native/gdn';
 import { expectChoice } from './common';
 
@@ -48,8 +49,15 @@ export interface ArmInfo {
   minBlocksPerSm: number;
 }
 
+/** The live definition of a user arm of this family (undefined: built in, or undefined since). */
+function definedArm(op: ArmOp, name: string) {
+  return op === 'conv' || op === 'postconv' ? userArm(op, name) : undefined;
+}
+
 function decode(op: ArmOp, s: ArmInfoStruct, names: string[]): ArmInfo {
   const flag = (f: number) => (s.flags & f) !== 0;
+  // A user arm defined as a planted defect is a mutant like the built-in ones (lib/arms/registry.ts).
+  const planted = flag(ARM_FLAGS.user) && definedArm(op, s.name)?.plantedDefect !== undefined;
   return {
     op,
     id: s.id,
@@ -65,7 +73,7 @@ function decode(op: ArmOp, s: ArmInfoStruct, names: string[]): ArmInfo {
     fallback: s.fallback >= 0 ? names[s.fallback] ?? String(s.fallback) : null,
     fallbackRule: s.fallback_rule,
     reference: flag(ARM_FLAGS.reference),
-    mutant: flag(ARM_FLAGS.mutant),
+    mutant: flag(ARM_FLAGS.mutant) || planted,
     barrier: flag(ARM_FLAGS.barrier),
     shuffle: flag(ARM_FLAGS.shuffle),
     user: flag(ARM_FLAGS.user),
@@ -91,11 +99,15 @@ function rawTable(op: ArmOp): ArmInfoStruct[] {
   return out;
 }
 
-/** Every arm of an op family with its contract, in id order (read fresh: arms may be registered at run time). */
+/**
+ * Every arm of an op family with its contract, in id order (read fresh: arms may be registered at run
+ * time). A user arm that was undefined (undefineArm) keeps its id in libgdn until the process ends
+ * but is no longer listed.
+ */
 export function arms(op: ArmOp): ArmInfo[] {
   const raw = rawTable(op);
   const names = raw.map((r) => r.name);
-  return raw.map((r) => decode(op, r, names));
+  return raw.filter((r) => (r.flags & ARM_FLAGS.user) === 0 || definedArm(op, r.name) !== undefined).map((r) => decode(op, r, names));
 }
 
 // Names by family, refreshed when the family's arm count changes: arms are only ever appended (run-time

@@ -11,7 +11,8 @@ import { Backend } from '../../lib/backend';
 import * as conv from '../../lib/ops/conv';
 import * as postconv from '../../lib/ops/postconv';
 import { checkConv, convMatrix, makeConvInputs, allArmMappings } from '../../lib/check/conv';
-import { checkPostconv, postconvMatrix, OUTPUTS } from '../../lib/check/postconv';
+import { checkPostconv, postconvMatrix, runPostconvDefects, OUTPUTS } from '../../lib/check/postconv';
+import { runUserConvDefects } from '../../lib/check/mutants';
 import { countBitMismatches } from '../../lib/check/bits';
 import { timeArms } from '../../lib/analysis/timing';
 import { buildRecipe, compileModule } from '../../lib/arms/compile';
@@ -81,8 +82,8 @@ forEachBackend((backend, kind) => {
     }
 
     if (kind === 'host') {
-      it('host block orders: the #305 state write corrupts outputs under the reverse order, the chunk-0 write never does', () => {
-        conv.defineArm({ name: 'reg16-racy', source: REG16_RACY_SOURCE, tokensPerProgram: 16, mappings: ['exact'] }, { backend: backend() });
+      it('host block orders: the #305 state write corrupts outputs under the reverse order, the chunk-0 write never does; as a planted defect the mutant runner catches it', () => {
+        conv.defineArm({ name: 'reg16-racy', source: REG16_RACY_SOURCE, tokensPerProgram: 16, mappings: ['exact'], plantedDefect: 'the #305 state write' }, { backend: backend() });
         defined.push({ op: 'conv', name: 'reg16-racy' });
         const c = { name: 'race', C: 256, K: 4, xDtype: 'bf16' as const, outDtype: 'f32' as const, lengths: [40, 3, 70], initialState: [true, true, true], maskDtype: 'i32' as const, bias: true, xRowStride: 256, seed: 305 };
         const inputs = makeConvInputs(c);
@@ -98,6 +99,12 @@ forEachBackend((backend, kind) => {
         assert.equal(run('reg16', 'reverse'), 0);
         assert.equal(run('reg16', { shuffle: 7 }), 0);
         ref.release();
+        // A planted defect is left out of what must equal scalar, and the mutant runner requires it caught.
+        assert.ok(!allArmMappings().some((a) => a.arm === 'reg16-racy'), 'the default equivalence list leaves a planted defect out');
+        assert.ok(gdnArms('conv').find((a) => a.name === 'reg16-racy')?.mutant, 'listed as a mutant');
+        const outcome = runUserConvDefects(backend()).find((o) => o.mutant === 'arm:reg16-racy');
+        assert.ok(outcome?.caught, `the mutant runner catches it: ${outcome?.detail}`);
+        assert.equal(outcome?.plantedDefect, 'the #305 state write');
       });
     }
 
@@ -116,17 +123,16 @@ forEachBackend((backend, kind) => {
       assert.deepEqual(bad.map((r) => `${r.case}: ${JSON.stringify(r.mismatches)}`), []);
     });
 
-    it('a post-conv arm with a changed fold is caught in f32 outputs and mostly hidden in bf16', async () => {
-      postconv.defineArm({ name: 'tile16-seq', source: TILE_SEQ_SOURCE, barriers: true }, { backend: backend() });
+    it('a post-conv arm with a changed fold, defined as a planted defect: the mutant runner catches it in f32 outputs, bf16 hides most', async () => {
+      postconv.defineArm({ name: 'tile16-seq', source: TILE_SEQ_SOURCE, barriers: true, plantedDefect: 'a sequential fold' }, { backend: backend() });
       defined.push({ op: 'postconv', name: 'tile16-seq' });
+      const report = await checkPostconv({ backend: backend(), cases: postconvMatrix({ quick: true }).filter((c) => c.T === 16), reference: false });
+      assert.ok(!report.results.some((r) => r.arm === 'tile16-seq'), 'the default equivalence list leaves a planted defect out');
       const cases = postconvMatrix({ quick: true }).filter((c) => c.Dk === 128 && c.T >= 16);
-      const report = await checkPostconv({ backend: backend(), cases, arms: ['tile16-seq'], reference: false });
-      const rows = report.results.filter((r) => r.arm === 'tile16-seq');
-      const byName = new Map(cases.map((c) => [c.name, c]));
-      const caught = (dt: string) => rows.filter((r) => byName.get(r.case)!.qkvDtype === dt && r.mismatches.q + r.mismatches.k > 0).length;
-      const f32 = rows.filter((r) => byName.get(r.case)!.qkvDtype === 'f32').length;
-      assert.ok(caught('f32') > f32 / 4, `caught in ${caught('f32')} of ${f32} f32 cases`);
-      assert.ok(caught('bf16') < caught('f32'), `bf16 hides most: ${caught('bf16')} vs ${caught('f32')}`);
+      const outcome = (await runPostconvDefects(backend(), cases)).find((o) => o.arm === 'tile16-seq')!;
+      assert.ok(outcome.caught);
+      assert.ok(outcome.caughtInF32 > outcome.f32Cases / 4, `caught in ${outcome.caughtInF32} of ${outcome.f32Cases} f32 cases`);
+      assert.ok(outcome.caughtInBf16 < outcome.caughtInF32, `bf16 hides most: ${outcome.caughtInBf16} vs ${outcome.caughtInF32}`);
     });
 
     it('is timed in one run with the built-in arms', async () => {
