@@ -6,7 +6,8 @@
 #     env      GPU, driver, clocks (nvidia-smi), library and device facts
 #     build    build libgdn with CUDA here if the carried build/cuda/libgdn.so does not load
 #     tests    the mocha suites of the native ops on host AND cuda (GDN_TEST_BACKENDS=host,cuda)
-#     checks   gdnlab check conv / postconv (full matrices, CUDA == host) with mutants
+#     checks   gdnlab check conv (full matrix) / postconv (quick), CUDA == host, with mutants; GDN_DEFINE=FILE[,FILE]
+#              adds user arms (examples/arms), planted defects included
 #     race     gdnlab check race: 1,000 trials (GDN_RACE_TRIALS) per mapping without and with widen
 #     bench    gdnlab bench conv (vs copy, PyTorch eager, and vLLM's Triton kernel when .device/vllm exists:
 #              bench/pack-vllm.sh)
@@ -33,7 +34,10 @@ step() { # step NAME COMMAND...: runs, logs to $OUT/NAME.log, records the exit s
   local name=$1; shift
   echo "=== $name: $*" | tee -a "$OUT/session.log"
   local t0=$SECONDS
-  "$@" > "$OUT/$name.log" 2>&1
+  # GDN_STEP_TIMEOUT=S stops any one step after S seconds (the device tool's call is 600 s in all).
+  # (timeout runs programs, not shell functions: the gdnlab function is spelled out.)
+  [ "$1" = gdnlab ] && set -- node bin/gdnlab.js "${@:2}"
+  timeout "${GDN_STEP_TIMEOUT:-0}" "$@" > "$OUT/$name.log" 2>&1
   local rc=$?
   echo "=== $name: exit $rc after $((SECONDS - t0)) s" | tee -a "$OUT/session.log"
   tail -n 25 "$OUT/$name.log"
@@ -44,7 +48,8 @@ step() { # step NAME COMMAND...: runs, logs to $OUT/NAME.log, records the exit s
 for stage in "$@"; do
   case $stage in
     env)
-      { date -u; git rev-parse HEAD 2>/dev/null || echo "revision: ${GDN_REVISION:-unknown}"; nvidia-smi;
+      # GDN_REVISION first: the device tool's copy of the tree may carry a .git of another commit.
+      { date -u; echo "revision: ${GDN_REVISION:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}"; nvidia-smi;
         nvidia-smi -q -d CLOCK,PERFORMANCE,POWER | head -80; nvcc --version | tail -2; node --version; } > "$OUT/env.log" 2>&1
       step info gdnlab info ;;
     build)
@@ -62,16 +67,21 @@ for stage in "$@"; do
       step tests timeout "${GDN_TESTS_TIMEOUT:-900}" env GDN_TEST_BACKENDS=host,cuda mocha --timeout 300000 --reporter spec \
         'dist/test/core/*.test.js' 'dist/test/ops/*.test.js' dist/test/arms/arms.test.js ;;
     checks)
-      step check-conv gdnlab check conv --backend cuda --mutants
-      step check-postconv gdnlab check postconv --backend cuda --mutants ;;
+      # GDN_DEFINE=FILE[,FILE]: user arms (examples/arms) checked and mutant-run beside the built-ins.
+      define=(); [ -n "${GDN_DEFINE:-}" ] && define=(--define "$GDN_DEFINE")
+      step check-conv gdnlab check conv --backend cuda --mutants "${define[@]}"
+      step check-postconv gdnlab check postconv --backend cuda --quick --mutants "${define[@]}" ;;
     race)
       step race sh -c "node bin/gdnlab.js check race --backend cuda --trials ${GDN_RACE_TRIALS:-1000} --widen 20000 --channels 1024 --json > '$OUT/race-trials.json'; rc=\$?; node -e \"const r=require('$OUT/race-trials.json'); for (const x of r.results) console.log(x.mapping.padEnd(10), 'widen', String(x.widenCycles).padStart(6), x.corruptedRuns + '/' + x.trials, 'corrupted')\"; exit \$rc" ;;
     bench)
       vllm=(); [ -d .device/vllm/vllm ] && vllm=(--vllm .device/vllm)
-      step bench-conv gdnlab bench conv --backend cuda "${vllm[@]}" --json="$OUT/bench-conv.json" --markdown "$OUT/bench-conv.md" ;;
+      # GDN_BENCH_CONV_ARGS: e.g. --arms scalar,vec/exact,tile/exact --define examples/arms/reg16.json
+      # shellcheck disable=SC2086
+      step bench-conv gdnlab bench conv --backend cuda "${vllm[@]}" ${GDN_BENCH_CONV_ARGS:-} --json="$OUT/bench-conv.json" --markdown "$OUT/bench-conv.md" ;;
     bench2)
       vllm=(); [ -d .device/vllm/vllm ] && vllm=(--vllm .device/vllm)
-      step bench-postconv gdnlab bench postconv --backend cuda "${vllm[@]}" --json="$OUT/bench-postconv.json" --markdown "$OUT/bench-postconv.md"
+      # shellcheck disable=SC2086
+      step bench-postconv gdnlab bench postconv --backend cuda "${vllm[@]}" ${GDN_BENCH_POSTCONV_ARGS:-} --json="$OUT/bench-postconv.json" --markdown "$OUT/bench-postconv.md"
       step bench-fused gdnlab bench fused --backend cuda "${vllm[@]}" --json="$OUT/bench-fused.json" --markdown "$OUT/bench-fused.md"
       step bench-overhead gdnlab bench overhead --backend cuda --json="$OUT/bench-overhead.json"
       step verdict gdnlab bench verdict --backend cuda ;;

@@ -11,6 +11,13 @@ VENV_PYTHON="$VENV_DIR/bin/python"
 say() { printf '[gdnlab] %s\n' "$*" >&2; }
 die() { printf '[gdnlab] error: %s\n' "$*" >&2; exit 1; }
 
+# timed LABEL COMMAND...: runs COMMAND and says how long it took (CI's budget: docs/MAINTAINING.md, "CI time").
+timed() {
+  local label=$1 t0=$SECONDS; shift
+  "$@"
+  say "$label: $((SECONDS - t0)) s"
+}
+
 is_root() { [ "$(id -u)" = 0 ]; }
 
 # sha256 of a file, used as the stamp that says "this requirements file is installed".

@@ -89,9 +89,9 @@ install_kernelspec() {
 }
 
 check_node
-install_npm_packages
-if [ "$WITH_VENV" = 1 ]; then setup_venv; fi
-if [ "$WITH_TESTS" = 1 ]; then setup_chromium; fi
-bash scripts/build.sh
+timed "npm packages" install_npm_packages
+if [ "$WITH_VENV" = 1 ]; then timed "Python venv" setup_venv; fi
+if [ "$WITH_TESTS" = 1 ]; then timed "chromium" setup_chromium; fi
+timed "build" bash scripts/build.sh
 if [ "$WITH_VENV" = 1 ]; then install_kernelspec; fi
 say "setup done"

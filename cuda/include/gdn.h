@@ -138,7 +138,7 @@ typedef struct gdn_backend gdn_backend;
 #define GDN_ARM_FALLBACK_TARGET 0x20u /* another arm falls back to this one */
 #define GDN_ARM_THREADS_FROM_D 0x40u  /* post-conv: threads = max(32, next power of two >= Dk), <= threads_per_block */
 
-/* gdn_arm_info.requires: conditions of the data; when one fails the fallback arm runs */
+/* gdn_arm_info.data_requires: conditions of the data; when one fails the fallback arm runs */
 #define GDN_ARM_REQ_VEC8 0x1u /* conv: C and x_row_stride multiples of 8, x and out 16-byte aligned */
 #define GDN_ARM_REQ_D128 0x2u /* post-conv: Dk = Dv = 128 */
 
@@ -160,8 +160,8 @@ typedef struct gdn_arm_info {
   int32_t shared_bytes_base;  /* shared memory per block = base + per_k * K bytes */
   int32_t shared_bytes_per_k;
   int32_t fixed_k;            /* 0: any K; else the arm needs exactly this K (else: fallback) */
-  int32_t requires;           /* GDN_ARM_REQ_* (else: fallback) */
-  int32_t fallback;           /* id of the arm that runs when fixed_k or requires is not met; -1 none */
+  int32_t data_requires;      /* GDN_ARM_REQ_* (else: fallback); not "requires", a C++20 keyword */
+  int32_t fallback;           /* id of the arm that runs when fixed_k or data_requires is not met; -1 none */
   int32_t flags;              /* GDN_ARM_* */
   int32_t layout;             /* GDN_LAYOUT_* */
   int32_t min_blocks_per_sm;  /* CUDA __launch_bounds__ minimum (1: none) */

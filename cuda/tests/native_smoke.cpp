@@ -291,7 +291,7 @@ const char* arm_name(int32_t id) {
   return id >= 0 && id < (int32_t)names.size() ? names[(size_t)id].c_str() : "?";
 }
 bool arm_has_exact(int32_t id) { return (arm_info(GDN_OP_CONV, id).mappings & (1 << GDN_MAP_EXACT)) != 0; }
-bool arm_needs_vec8(int32_t id) { return (arm_info(GDN_OP_CONV, id).requires & GDN_ARM_REQ_VEC8) != 0; }
+bool arm_needs_vec8(int32_t id) { return (arm_info(GDN_OP_CONV, id).data_requires & GDN_ARM_REQ_VEC8) != 0; }
 const char* map_names[] = {"exact", "exact-racy", "sequence"};
 
 std::string describe(const ConvCase& c) {

@@ -109,7 +109,7 @@ std::vector<int32_t> arms_where(bool (*keep)(const gdn_arm_info&)) {
 }
 bool is_candidate(const gdn_arm_info& i) { return !(i.flags & (GDN_ARM_REFERENCE | GDN_ARM_MUTANT)); }
 bool is_mutant(const gdn_arm_info& i) { return (i.flags & GDN_ARM_MUTANT) != 0; }
-bool needs_d128(const gdn_arm_info& i) { return (i.requires & GDN_ARM_REQ_D128) != 0; }
+bool needs_d128(const gdn_arm_info& i) { return (i.data_requires & GDN_ARM_REQ_D128) != 0; }
 
 // ----------------------------------------------------------------- a case and its inputs
 struct Shape {

@@ -274,7 +274,7 @@ export const ArmInfoT = koffi.struct('gdn_arm_info', {
   shared_bytes_base: 'int32_t',
   shared_bytes_per_k: 'int32_t',
   fixed_k: 'int32_t',
-  requires: 'int32_t',
+  data_requires: 'int32_t',
   fallback: 'int32_t',
   flags: 'int32_t',
   layout: 'int32_t',
@@ -311,10 +311,10 @@ export const ABI_STRUCTS: Record<string, unknown> = {
 export interface ArmInfoStruct {
   op: number; id: number; name: string; description: string;
   threads_per_block: number; per_block: number; tokens_per_program: number; mappings: number;
-  shared_bytes_base: number; shared_bytes_per_k: number; fixed_k: number; requires: number;
+  shared_bytes_base: number; shared_bytes_per_k: number; fixed_k: number; data_requires: number;
   fallback: number; flags: number; layout: number; min_blocks_per_sm: number; fallback_rule: string;
 }
-/** gdn_arm_info.flags, gdn_arm_info.requires and gdn_arm_info.layout (gdn.h). */
+/** gdn_arm_info.flags, gdn_arm_info.data_requires and gdn_arm_info.layout (gdn.h). */
 export const ARM_FLAGS = { reference: 0x1, mutant: 0x2, barrier: 0x4, shuffle: 0x8, user: 0x10, fallbackTarget: 0x20, threadsFromD: 0x40 } as const;
 export const ARM_REQUIRES = { vec8: 0x1, d128: 0x2 } as const;
 export const ARM_LAYOUTS = ['none', 'token-slot', 'tile-slots'] as const;

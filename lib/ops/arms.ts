@@ -69,7 +69,7 @@ function decode(op: ArmOp, s: ArmInfoStruct, names: string[]): ArmInfo {
     mappings: op === 'conv' ? MAPPING_NAMES.filter((_, m) => (s.mappings & (1 << m)) !== 0) : [],
     sharedBytes: { base: s.shared_bytes_base, perK: s.shared_bytes_per_k },
     fixedK: s.fixed_k,
-    requires: (Object.keys(ARM_REQUIRES) as ('vec8' | 'd128')[]).filter((k) => (s.requires & ARM_REQUIRES[k]) !== 0),
+    requires: (Object.keys(ARM_REQUIRES) as ('vec8' | 'd128')[]).filter((k) => (s.data_requires & ARM_REQUIRES[k]) !== 0),
     fallback: s.fallback >= 0 ? names[s.fallback] ?? String(s.fallback) : null,
     fallbackRule: s.fallback_rule,
     reference: flag(ARM_FLAGS.reference),

@@ -65,6 +65,29 @@ describe('ABI: koffi structs match the C compiler (sizeof, alignof, offsetof)', 
     }
   });
 
+  it('gdn.h and gdn_user.h compile as C11, C++17 and C++20 with every warning an error (a C ABI header for any caller)', function () {
+    this.timeout(60_000);
+    const cxx = compiler()!;
+    const cc = [process.env.CC, 'cc', 'gcc', 'clang'].find((c) => c && spawnSync(c, ['--version'], { encoding: 'utf8' }).status === 0);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gdn-header-'));
+    try {
+      const inc = path.join(projectRoot(), 'cuda', 'include');
+      const runs: [string, string, string[]][] = [
+        [cxx, 'probe.cpp', ['-std=c++17']],
+        [cxx, 'probe.cpp', ['-std=c++20', '-Wc++20-compat']],
+      ];
+      if (cc) runs.push([cc, 'probe.c', ['-std=c11']]);
+      for (const [tool, file, std] of runs) {
+        const src = path.join(dir, file);
+        fs.writeFileSync(src, '#include "gdn.h"\n#include "gdn_user.h"\nint main(void) { return GDN_ABI_VERSION > 0 ? 0 : 1; }\n');
+        const r = spawnSync(tool, [...std, '-Wall', '-Wextra', '-Werror', '-pedantic', '-I', inc, '-c', src, '-o', path.join(dir, 'probe.o')], { encoding: 'utf8' });
+        assert.equal(r.status, 0, `${tool} ${std.join(' ')} ${file}:\n${r.stderr}`);
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('declares every struct of gdn.h that crosses the ABI', () => {
     const header = fs.readFileSync(path.join(projectRoot(), 'cuda', 'include', 'gdn.h'), 'utf8');
     const declared = [...header.matchAll(/typedef struct (gdn_\w+) \{/g)].map((m) => m[1]);

@@ -135,10 +135,30 @@ describe('notebooks: shipped notebooks execute headless with outputs saved', fun
   this.timeout(900_000);
   const notebooks = shippedNotebooks();
   let dir: string;
+  // The notebooks run two at a time (each kernel is one busy process; CI has two cores), started when the
+  // suite starts; each test awaits its own notebook's run (docs/MAINTAINING.md, "CI time").
+  const runs = new Map<string, Promise<Report>>();
   before(() => {
     dir = tempDir('nbshipped');
+    const queue = [...notebooks];
+    const lane = async (): Promise<void> => {
+      for (let f = queue.shift(); f !== undefined; f = queue.shift()) {
+        const file = f;
+        const run = runNotebooks([file], { outDir: path.join(dir, 'run'), backend: 'host' }).then(([r]) => r);
+        runs.set(file, run);
+        await run.catch(() => undefined);
+      }
+    };
+    void lane();
+    void lane();
   });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  /** The run of `file` started by the lanes above (waits until a lane has picked it up). */
+  async function runOf(file: string): Promise<Report> {
+    while (!runs.has(file)) await new Promise((res) => setTimeout(res, 200));
+    return runs.get(file)!;
+  }
 
   for (const file of notebooks) {
     const name = path.basename(file);
@@ -153,7 +173,7 @@ describe('notebooks: shipped notebooks execute headless with outputs saved', fun
     });
 
     it(`${name}: executes through the gdnlab kernel without errors; the export shows its plots as SVG`, async () => {
-      const [r] = await runNotebooks([file], { outDir: path.join(dir, 'run'), backend: 'host' });
+      const r = await runOf(file);
       assert.ok(r.ok, explain(r));
       const nb = readNotebook(r.output);
       assertOutputsEverywhere(nb, name);

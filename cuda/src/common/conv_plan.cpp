@@ -61,7 +61,7 @@ gdn_status conv_contract(gdn_backend* b, int32_t arm, int32_t mapping, int64_t C
 
   // The fallback chain: an arm whose fixed K or data requirement fails runs its fallback arm.
   const registry::EntryRef e = registry::resolve(registry::kConv, arm, [&](const gdn_arm_info& i) {
-    return (i.fixed_k == 0 || i.fixed_k == K) && (!(i.requires & GDN_ARM_REQ_VEC8) || vec_ok);
+    return (i.fixed_k == 0 || i.fixed_k == K) && (!(i.data_requires & GDN_ARM_REQ_VEC8) || vec_ok);
   });
   const gdn_arm_info& info = e->info;
   const bool whole_sequences = !(info.mappings & (1 << mapping)) || mapping == GDN_MAP_SEQUENCE;

@@ -139,7 +139,7 @@ gdn_status postconv_plan(gdn_backend* backend, const gdn_postconv_args* args, Po
   // ---- the plan
   const bool tile_fits = a.Dk == postconv::kTileD && a.Dv == postconv::kTileD;
   plan->arm = registry::resolve(registry::kPostconv, a.arm,
-                                [&](const gdn_arm_info& i) { return !(i.requires & GDN_ARM_REQ_D128) || tile_fits; });
+                                [&](const gdn_arm_info& i) { return !(i.data_requires & GDN_ARM_REQ_D128) || tile_fits; });
   const gdn_arm_info& info = plan->arm->info;
   plan->params = make_params(a);
   plan->combo = 4 * (a.conv_dtype == GDN_BF16) + 2 * (a.qkv_dtype == GDN_BF16) + (a.gate_dtype == GDN_BF16);

@@ -24,16 +24,16 @@ struct Table {
 
 void copy_text(char* dst, size_t cap, const char* src) { std::snprintf(dst, cap, "%s", src ? src : ""); }
 
-// The fallback rule in words, from fixed_k / requires.
+// The fallback rule in words, from fixed_k / data_requires.
 void describe_fallback(const std::vector<EntryRef>& arms, gdn_arm_info* info) {
   info->fallback_rule[0] = '\0';
   if (info->fallback < 0 || (size_t)info->fallback >= arms.size()) return;
   const char* target = arms[(size_t)info->fallback]->info.name;
   std::string why;
   if (info->fixed_k > 0) why += "K != " + std::to_string(info->fixed_k);
-  if (info->requires & GDN_ARM_REQ_VEC8)
+  if (info->data_requires & GDN_ARM_REQ_VEC8)
     why += std::string(why.empty() ? "" : ", or ") + "C or x_row_stride not a multiple of 8 or x/out not 16-byte aligned";
-  if (info->requires & GDN_ARM_REQ_D128) why += std::string(why.empty() ? "" : ", or ") + "Dk or Dv != 128";
+  if (info->data_requires & GDN_ARM_REQ_D128) why += std::string(why.empty() ? "" : ", or ") + "Dk or Dv != 128";
   if (why.empty()) return;
   std::snprintf(info->fallback_rule, sizeof info->fallback_rule, "%s: runs %s", why.c_str(), target);
 }
@@ -123,7 +123,7 @@ void info_from_spec(const ArmSpec& s, int32_t op, int32_t id, gdn_arm_info* info
   info->shared_bytes_base = s.shared_base;
   info->shared_bytes_per_k = s.shared_per_k;
   info->fixed_k = s.fixed_k;
-  info->requires = (int32_t)s.requires;
+  info->data_requires = (int32_t)s.data_requires;
   info->fallback = s.fallback;
   info->flags = (int32_t)(s.flags | (s.threads_rule == kThreadsTreeOfD ? GDN_ARM_THREADS_FROM_D : 0u));
   info->layout = s.layout;
@@ -213,8 +213,8 @@ gdn_status add(gdn_backend* b, Family family, Entry e, int32_t* id) {
   if (in.fallback < -1 || in.fallback >= (int32_t)arms.size())
     return fail(b, GDN_ERR_INVALID_ARGUMENT, "arm %s: fallback must be -1 or an existing %s arm id (0..%d), got %d",
                 in.name, family_name(family), (int)arms.size() - 1, (int)in.fallback);
-  if ((in.fixed_k != 0 || in.requires != 0) && in.fallback < 0)
-    return fail(b, GDN_ERR_INVALID_ARGUMENT, "arm %s: fixed_k or requires needs a fallback arm", in.name);
+  if ((in.fixed_k != 0 || in.data_requires != 0) && in.fallback < 0)
+    return fail(b, GDN_ERR_INVALID_ARGUMENT, "arm %s: fixed_k or data_requires needs a fallback arm", in.name);
   int32_t slot = -1;
   for (size_t i = 0; i < arms.size(); ++i)
     if (std::strcmp(arms[i]->info.name, in.name) == 0) slot = (int32_t)i;

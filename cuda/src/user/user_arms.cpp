@@ -120,7 +120,7 @@ gdn_status register_arm(const gdn_user_arm_desc* d, int32_t id_hint, int32_t* id
     in.tokens_per_program = 16;
     in.layout = GDN_LAYOUT_TILE_SLOTS;
     if (d->requires_d128) {
-      in.requires = GDN_ARM_REQ_D128;
+      in.data_requires = GDN_ARM_REQ_D128;
       in.fallback = registry::find(registry::kPostconv, "tree");
     }
   }

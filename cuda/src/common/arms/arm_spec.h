@@ -56,8 +56,8 @@ struct ArmSpec {
   int32_t shared_base;         // shared memory per block = shared_base + shared_per_k * K bytes
   int32_t shared_per_k;
   int32_t fixed_k;             // 0: any K; else the arm runs only with this K
-  uint32_t requires;           // GDN_ARM_REQ_* bits
-  int32_t fallback;            // arm id run instead when fixed_k or requires is not met; -1: none
+  uint32_t data_requires;      // GDN_ARM_REQ_* bits
+  int32_t fallback;            // arm id run instead when fixed_k or data_requires is not met; -1: none
   uint32_t flags;              // GDN_ARM_REFERENCE, GDN_ARM_MUTANT, GDN_ARM_BARRIER, GDN_ARM_SHUFFLE
   int32_t threads_rule;        // ThreadsRule
   int32_t layout;              // PostconvLayout (post-conv), kLayoutNone otherwise
