@@ -6,6 +6,8 @@ Reads the same JSON list of cases as bench/torch_reference.py on stdin and print
              built once outside the timed region, as vLLM's attention metadata builder does per batch.
   postconv:  vLLM's fused_post_conv_prep (split + l2norm + gating in one kernel), bf16 in, q/k/v bf16,
              g and beta f32.
+Before timing, each case's outputs are checked against float32 formulas of the same inputs within a
+tolerance (vLLM is not bit-exact) and the result is reported with the times ("check").
 Each case also times a device-to-device copy of the same traffic in this process, so "x copy" here is
 this process's own copy. The kernels come from vLLM's wheel (bench/pack-vllm.sh) on sys.path given by
 --vllm-path; nothing of vLLM is part of gdnlab. Timing: CUDA events around one call, L2 flushed before
@@ -18,6 +20,7 @@ import time
 import types
 
 import torch
+import torch.nn.functional as F
 
 from torch_reference import quantiles  # same folder: one definition of the reported statistics
 
@@ -32,10 +35,14 @@ def conv_case(case, dev, vllm):
     g = torch.Generator(device="cpu").manual_seed(0)
     x = torch.randn(T, C, generator=g).to(dev, torch.bfloat16)  # token-major, as gdnlab's x
     w = (torch.randn(C, K, generator=g) * 0.5).to(dev, torch.bfloat16)
-    # vLLM's state pool is [slots, C, K-1] with the channel stride 1.
-    state = torch.randn(N, K - 1, C, generator=g).to(dev, torch.bfloat16).transpose(1, 2)
+    # vLLM's state pool is [slots, C, K-1] with the channel stride 1. Slot 0 is vLLM's null block
+    # (NULL_BLOCK_ID = 0: a program whose sequence maps to it returns at once, as padding), so the
+    # sequences take slots 1..N. Mapping sequence 0 to slot 0 made the kernel skip it: a single-sequence
+    # case then timed an empty launch (docs/BENCHMARKS.md, "vLLM harness").
+    state = torch.randn(N + 1, K - 1, C, generator=g).to(dev, torch.bfloat16).transpose(1, 2)
+    state0 = state.clone()  # the initial states, for the check below (vLLM writes the final state in place)
     qsl = torch.tensor([0] + list(torch.tensor(lengths).cumsum(0).tolist()), dtype=torch.int32, device=dev)
-    cache_indices = torch.arange(N, dtype=torch.int32, device=dev)
+    cache_indices = torch.arange(1, N + 1, dtype=torch.int32, device=dev)
     has_init = torch.tensor(init, dtype=torch.bool, device=dev)
     # Program list per BLOCK_M = 8 (vLLM builds it once per batch in its metadata).
     block_m = 8
@@ -56,7 +63,22 @@ def conv_case(case, dev, vllm):
         return causal_conv1d_fn(xt, w, None, state, qsl, cache_indices=cache_indices, has_initial_state=has_init,
                                 activation="silu", metadata=meta)
 
-    return run, 4 * T * C
+    def check():
+        # Every output against a float32 depthwise conv + SiLU of the same inputs, per sequence. vLLM is not
+        # bit-exact (bf16-rounded products), so this is a tolerance check: it proves the kernel did the work.
+        out = run().float()  # [C, T]
+        worst, start = 0.0, 0
+        wf = w.float().unsqueeze(1)  # [C, 1, K]
+        for s, n in enumerate(lengths):
+            hist = state0[s + 1].float() if init[s] else torch.zeros(C, K - 1, device=dev)
+            ext = torch.cat([hist, xt[:, start:start + n].float()], dim=1).unsqueeze(0)  # [1, C, K-1+n]
+            ref = F.silu(F.conv1d(ext, wf, groups=C)[0])  # [C, n]
+            err = ((out[:, start:start + n] - ref).abs() - 0.02 * ref.abs()).max().item() if n else 0.0
+            worst = max(worst, err)
+            start += n
+        return {"max_excess_err": worst, "tolerance": "0.05 + 0.02 |ref| (f32 reference)", "ok": worst <= 0.05}
+
+    return run, 4 * T * C, check
 
 
 def postconv_case(case, dev, vllm):
@@ -74,7 +96,20 @@ def postconv_case(case, dev, vllm):
     def run():
         return fused_post_conv_prep(conv, a, b, A_log, dt_bias, Hk, Dk, Dv)
 
-    return run, T * (C * 2 + 2 * Hv * 2 + C * 2 + 2 * Hv * 4)
+    def check():
+        # q, k (L2-normalised), v, g and beta against float32 formulas of the same inputs (tolerance: vLLM's
+        # softplus is approximate and q/k are stored in bf16).
+        got = [t.float().reshape(T, -1) for t in run()]
+        q, k, v = torch.split(conv.float(), [Hk * Dk, Hk * Dk, Hv * Dv], dim=-1)
+        norm = lambda t, d: (t.reshape(T, -1, d) * torch.rsqrt((t.reshape(T, -1, d) ** 2).sum(-1, keepdim=True) + 1e-6)).reshape(T, -1)
+        want = [norm(q, Dk), norm(k, Dk), v, -A_log.exp() * F.softplus(a.float() + dt_bias), b.float().sigmoid()]
+        names = ["q", "k", "v", "g", "beta"]
+        if len(got) != len(want):
+            return {"ok": False, "error": f"expected 5 outputs, got {len(got)}"}
+        errs = {nm: ((x - y).abs() - 0.01 * y.abs()).max().item() for nm, x, y in zip(names, got, want)}
+        return {"max_excess_err": errs, "tolerance": "0.01 + 0.01 |ref| (f32 reference)", "ok": all(e <= 0.01 for e in errs.values())}
+
+    return run, T * (C * 2 + 2 * Hv * 2 + C * 2 + 2 * Hv * 4), check
 
 
 def measure(run, copy, flush, min_samples, min_time_s, max_time_s):
@@ -121,13 +156,20 @@ def main():
           flush=True)
     for case in cases:
         make = conv_case if case["op"] == "conv" else postconv_case
-        run, bytes_moved = make(case, dev, None)
+        run, bytes_moved, check = make(case, dev, None)
+        # The outputs are checked before anything is timed: a harness that feeds the kernel wrong metadata
+        # times work that is never done.
+        try:
+            checked = check()
+        except Exception as e:  # a layout this harness does not know: reported, never silently passed
+            checked = {"ok": False, "error": f"{type(e).__name__}: {e}"}
+        torch.cuda.synchronize()
         half = bytes_moved // 2
         src = torch.empty(half, dtype=torch.uint8, device=dev)
         dst = torch.empty_like(src)
         r = measure(run, lambda: dst.copy_(src), flush, case.get("min_samples", 50), case.get("min_time_s", 0.3),
                     case.get("max_time_s", 3.0))
-        r.update({"id": case["id"], "bytes": bytes_moved})
+        r.update({"id": case["id"], "bytes": bytes_moved, "check": checked})
         print(json.dumps(r), flush=True)
 
 

@@ -29,6 +29,8 @@ export interface BenchRow {
   correct: boolean;
   /** Elements that differ from the reference arm's outputs at this shape (0 when correct). */
   mismatches: number;
+  /** A planted mutant or a user arm defined as a planted defect: wrong on purpose, even where these bits agree. */
+  planted?: boolean;
   medianUs: number;
   p10Us: number;
   p90Us: number;
@@ -96,16 +98,16 @@ export function convBenchShapes(quick = false): ConvBenchShape[] {
  * asked (exact and sequence), plus the racy #305 shape (exact-racy) of the first chunk arm for
  * reference. Whether each is correct is measured at the benchmark shape in the same run.
  */
-export function convTimed(): { arm: conv.ConvArm; mapping: conv.ConvMapping; note?: string }[] {
-  const list: { arm: conv.ConvArm; mapping: conv.ConvMapping; note?: string }[] = [];
+export function convTimed(): { arm: conv.ConvArm; mapping: conv.ConvMapping; note?: string; planted: boolean }[] {
+  const list: { arm: conv.ConvArm; mapping: conv.ConvMapping; note?: string; planted: boolean }[] = [];
   let racyShown = false;
   for (const a of arms('conv')) {
     const maps = a.mappings.filter((m) => m !== 'exact-racy');
     const note = armNote(a);
     for (const mapping of maps) {
-      list.push({ arm: a.name, mapping, note });
+      list.push({ arm: a.name, mapping, note, planted: a.mutant });
       if (mapping === 'exact' && !racyShown && a.mappings.includes('exact-racy')) {
-        list.push({ arm: a.name, mapping: 'exact-racy' });
+        list.push({ arm: a.name, mapping: 'exact-racy', planted: false });
         racyShown = true;
       }
     }
@@ -182,6 +184,7 @@ async function timeShape(report: BenchReport, shape: string, bytes: number, opts
         mapping: c.meta.mapping as string | undefined,
         correct: mismatches(c.label) === 0,
         mismatches: mismatches(c.label),
+        planted: c.meta.planted === true,
         medianUs: c.stats.median,
         p10Us: c.stats.p10,
         p90Us: c.stats.p90,
@@ -233,7 +236,7 @@ export async function benchConv(opts: BenchOptions): Promise<BenchReport> {
     const ops = timed.map((a) => ({ ...a, op: conv.prepareTimed(inputs, { arm: a.arm, mapping: a.mapping, outDtype: 'bf16', backend }, `${a.arm}/${a.mapping}`) }));
     try {
       await timeShape(report, shape.id, bytes, opts,
-        ops.map((o) => ({ label: `${o.arm}/${o.mapping}`, op: o.op, meta: { arm: o.arm, mapping: o.mapping, shape: shape.id, C: shape.C, K, T, dtype: 'bf16', note: o.note } })),
+        ops.map((o) => ({ label: `${o.arm}/${o.mapping}`, op: o.op, meta: { arm: o.arm, mapping: o.mapping, shape: shape.id, C: shape.C, K, T, dtype: 'bf16', note: o.note, planted: o.planted } })),
         (label) => mismatch.get(label) ?? Number.NaN);
     } finally {
       for (const o of ops) o.op.release();
@@ -299,10 +302,10 @@ export async function benchPostconv(opts: BenchOptions): Promise<BenchReport> {
     } finally {
       ref.release();
     }
-    const ops = table.map((a) => ({ arm: a.name, note: armNote(a), op: postconv.prepareTimed(inputs, { ...dims, arm: a.name, qkvDtype: 'bf16', backend }, a.name) }));
+    const ops = table.map((a) => ({ arm: a.name, note: armNote(a), planted: a.mutant, op: postconv.prepareTimed(inputs, { ...dims, arm: a.name, qkvDtype: 'bf16', backend }, a.name) }));
     try {
       await timeShape(report, shape.id, bytes, opts,
-        ops.map((o) => ({ label: o.arm, op: o.op, meta: { arm: o.arm, shape: shape.id, T: shape.T, ...dims, dtype: 'bf16', note: o.note } })),
+        ops.map((o) => ({ label: o.arm, op: o.op, meta: { arm: o.arm, shape: shape.id, T: shape.T, ...dims, dtype: 'bf16', note: o.note, planted: o.planted } })),
         (label) => mismatch.get(label) ?? Number.NaN);
     } finally {
       for (const o of ops) o.op.release();
@@ -456,10 +459,13 @@ function attachVllmChain(report: BenchReport, opts: BenchOptions): void {
     const copy = report.copies.find((x) => x.shape === s.id);
     if (!c || !p || !f || !copy) continue;
     const us = c.median_us + p.median_us;
+    const trustC = baselineTrust(c);
+    const trustP = baselineTrust(p);
+    const trusted = trustC.ok && trustP.ok;
     report.rows.push({
       shape: s.id, arm: 'vLLM conv + post-conv', correct: false, mismatches: NaN, medianUs: us, p10Us: NaN, p90Us: NaN, n: Math.min(c.n, p.n),
       bytes: f.bytes, gbps: f.bytes / (us * 1e3), xCopy: us / copy.medianUs,
-      note: `vLLM ${head.vllm} (its own process): conv ${c.median_us.toFixed(1)} µs (${c.x_copy.toFixed(2)}x its copy) + post-conv ${p.median_us.toFixed(1)} µs (${p.x_copy.toFixed(2)}x); fused / vLLM = ${(f.medianUs / us).toFixed(3)}; not bit-exact (bf16-rounded products, approximate softplus)`,
+      note: `${trusted ? '' : `NOT COMPARABLE: conv: ${trustC.note} post-conv: ${trustP.note}`}vLLM ${head.vllm} (its own process): conv ${c.median_us.toFixed(1)} µs (${c.x_copy.toFixed(2)}x its copy) + post-conv ${p.median_us.toFixed(1)} µs (${p.x_copy.toFixed(2)}x)${trusted ? `; fused / vLLM = ${(f.medianUs / us).toFixed(3)}` : ''}; not bit-exact (bf16-rounded products, approximate softplus)`,
     });
   }
 }
@@ -482,14 +488,28 @@ function attachVllm(report: BenchReport, cases: Record<string, unknown>[], opts:
   const lines = run.stdout.trim().split('\n').map((l) => JSON.parse(l));
   const head = lines.shift();
   for (const v of lines) {
-    const ours = report.rows.filter((r) => r.shape === v.id && r.correct).sort((a, b) => a.medianUs - b.medianUs)[0];
+    const ours = report.rows.filter((r) => r.shape === v.id && r.correct && !r.planted).sort((a, b) => a.medianUs - b.medianUs)[0];
+    const trust = baselineTrust(v);
     report.rows.push({
       shape: v.id, arm: 'vLLM (Triton)', correct: false, mismatches: NaN, medianUs: v.median_us, p10Us: v.p10_us, p90Us: v.p90_us, n: v.n,
       bytes: v.bytes, gbps: v.bytes / (v.median_us * 1e3), xCopy: v.x_copy,
-      note: `${head.vllm}, triton ${head.triton}, its own process: ×copy against its own copy (${v.copy_median_us.toFixed(1)} µs); not bit-exact`
-        + (ours ? `; fastest correct arm ${ours.arm} ${ours.xCopy.toFixed(2)}× copy = ${(ours.xCopy / v.x_copy).toFixed(2)}× vLLM's` : ''),
+      note: `${trust.note}${head.vllm}, triton ${head.triton}, its own process: ×copy against its own copy (${v.copy_median_us.toFixed(1)} µs); not bit-exact`
+        + (ours && trust.ok ? `; fastest correct arm ${ours.arm} ${ours.xCopy.toFixed(2)}× copy = ${(ours.xCopy / v.x_copy).toFixed(2)}× vLLM's` : ''),
     });
   }
+}
+
+/**
+ * Whether a baseline's time may be set beside ours: its outputs passed the harness's check against a
+ * float32 formula (bench/vllm_reference.py, "check"), and it is not faster than a copy of its own traffic
+ * (below that floor it cannot have read and written every element). The note says which failed.
+ */
+export function baselineTrust(v: { x_copy: number; check?: { ok: boolean; error?: string; max_excess_err?: unknown } }): { ok: boolean; note: string } {
+  const why: string[] = [];
+  if (!v.check) why.push('outputs not checked');
+  else if (!v.check.ok) why.push(`output check FAILED (${v.check.error ?? `max excess error ${JSON.stringify(v.check.max_excess_err)}`})`);
+  if (v.x_copy < 0.95) why.push(`${v.x_copy.toFixed(2)}× its copy is BELOW THE COPY FLOOR: it cannot have moved its bytes`);
+  return why.length ? { ok: false, note: `NOT COMPARABLE: ${why.join('; ')}. ` } : { ok: true, note: 'outputs checked against a float32 formula; ' };
 }
 
 // ------------------------------------------------------------------------------------------ PyTorch

@@ -1,5 +1,5 @@
 // Arm definitions from files (`--define FILE`, lib/arms/file.ts) and the benchmark's arm and shape
-// selection (`--arms`, `--shapes`): the examples in examples/arms load and register as a cell's
+// selection (`--arms`, `--shapes`) and its trust in baselines: the examples in examples/arms load and register as a cell's
 // defineArm would, and every malformed definition or selection is an error naming what was wrong.
 
 import { strict as assert } from 'assert';
@@ -11,7 +11,7 @@ import { defineArmsFromFiles } from '../../lib/arms/file';
 import { undefineArm } from '../../lib/arms/define';
 import { arms } from '../../lib/ops/arms';
 import { projectRoot } from '../../lib/native/gdn';
-import { convBenchShapes, convTimed, selectArms, selectShapes } from '../../lib/bench/bench';
+import { baselineTrust, convBenchShapes, convTimed, selectArms, selectShapes } from '../../lib/bench/bench';
 
 const examples = path.join(projectRoot(), 'examples', 'arms');
 
@@ -92,5 +92,17 @@ describe('benchmark selection (--arms, --shapes)', () => {
   it('a selection that matches nothing is an error listing the choices', () => {
     assert.throws(() => selectArms(convTimed(), { backend, arms: ['vec/racy'] }), /arms: 'vec\/racy' is not a timed arm; expected one of scalar, .*vec\/exact/);
     assert.throws(() => selectShapes(convBenchShapes(), { backend, shapes: ['T=4'] }), /shapes: \["T=4"\] match none of 'Qwen3.5-4B T=512'/);
+  });
+});
+
+describe('benchmark baselines: a time is set beside ours only when the baseline did the work', () => {
+  it('needs a passed output check and a time not below a copy of the same traffic', () => {
+    assert.deepEqual(baselineTrust({ x_copy: 1.3, check: { ok: true } }).ok, true);
+    // The vLLM harness once mapped sequence 0 to vLLM's null state slot: the kernel returned at once.
+    const skipped = baselineTrust({ x_copy: 0.4, check: { ok: false, max_excess_err: 3.2 } });
+    assert.equal(skipped.ok, false);
+    assert.match(skipped.note, /output check FAILED \(max excess error 3\.2\); 0\.40× its copy is BELOW THE COPY FLOOR/);
+    assert.match(baselineTrust({ x_copy: 1.2 }).note, /outputs not checked/);
+    assert.match(baselineTrust({ x_copy: 1.2, check: { ok: false, error: 'TypeError: x' } }).note, /output check FAILED \(TypeError: x\)/);
   });
 });
