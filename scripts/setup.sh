@@ -90,8 +90,24 @@ install_kernelspec() {
 
 check_node
 timed "npm packages" install_npm_packages
-if [ "$WITH_VENV" = 1 ]; then timed "Python venv" setup_venv; fi
+# The venv (pip: mostly unpacking wheels, one process) is set up while libgdn compiles; its output is
+# shown once it is done, so the two logs do not interleave (docs/MAINTAINING.md, "CI time").
+venv_pid=""
+if [ "$WITH_VENV" = 1 ]; then
+  venv_log="$(mktemp)"
+  trap 'rm -f "$venv_log"' EXIT
+  ( timed "Python venv" setup_venv ) >"$venv_log" 2>&1 &
+  venv_pid=$!
+fi
 if [ "$WITH_TESTS" = 1 ]; then timed "chromium" setup_chromium; fi
-timed "build" bash scripts/build.sh
+build_status=0
+timed "build" bash scripts/build.sh || build_status=$?
+if [ -n "$venv_pid" ]; then
+  venv_status=0
+  wait "$venv_pid" || venv_status=$?
+  cat "$venv_log" >&2
+  [ "$venv_status" = 0 ] || die "setting up the Python venv failed (its output is above)"
+fi
+[ "$build_status" = 0 ] || die "the build failed (see its output above)"
 if [ "$WITH_VENV" = 1 ]; then install_kernelspec; fi
 say "setup done"

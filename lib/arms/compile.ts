@@ -152,7 +152,7 @@ export function compileModule(req: CompileRequest): CompiledModule {
   const ptx = req.target === 'ptx';
   const cuda = req.target === 'cuda' || ptx;
   const tool = cuda ? r.nvcc : r.cxx;
-  if (!tool) throw new Error(`arm '${req.name}': no nvcc to compile for CUDA (not recorded in ${r.file} and not on PATH)`);
+  if (!tool) throw new Error(`arm '${req.name}': no nvcc to compile for CUDA (not recorded in ${r.file} and not on PATH); gdnlab does not compile arms with NVRTC, so install the CUDA toolkit's nvcc, or define it for the host backend only: defineArm(spec, { backend: gdn.Backend.open('host') })`);
   if (cuda && !/^\d{2,3}$/.test(req.sm ?? '')) throw new RangeError(`sm: expected a compute capability such as '90', got ${String(req.sm)}`);
   const defines = { ...req.defines, GDN_ARM_NAME: JSON.stringify(req.name) } as Record<string, string | number>;
   if (req.target === 'host') defines.GDN_USER_CHECKED = 1;
