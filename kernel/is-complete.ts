@@ -28,7 +28,9 @@ export function isComplete(code: string): IsCompleteReply {
 
 /** The indentation for the next line: that of the last non-blank line, one level deeper after an opening bracket. */
 export function nextIndent(code: string): string {
-  const lines = code.split('\n');
+  // CRLF cells (pasted from Windows editors): a line comment must not stop at the \r, or `foo( // c\r`
+  // would keep its bracket hidden behind the comment.
+  const lines = code.split(/\r?\n/);
   let last = '';
   for (let i = lines.length - 1; i >= 0; i--) {
     if (lines[i].trim() !== '') {
@@ -37,6 +39,6 @@ export function nextIndent(code: string): string {
     }
   }
   const indent = /^[ \t]*/.exec(last)![0];
-  const body = last.replace(/\/\/.*$/, '').trimEnd();
+  const body = last.replace(/\/\/.*/, '').trimEnd();
   return /[{([]$/.test(body) ? `${indent}  ` : indent;
 }
