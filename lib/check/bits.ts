@@ -80,11 +80,9 @@ export function checkRoundingStore(stored: ArrayLike<number>, ref: ArrayLike<num
     const r = ref[i];
     const s = stored[i];
     const ne = roundNearestEven(r, format);
-    if (Object.is(s, ne) || (s === ne && s !== 0)) {
-      res.exact++;
-      continue;
-    }
-    if (Number.isNaN(r) && Number.isNaN(s)) {
+    // Object.is: the same value, NaN for NaN (a NaN reference must be stored as NaN), and -0 apart from +0
+    // (a zero of the wrong sign is not exact; the window below then judges it).
+    if (Object.is(s, ne)) {
       res.exact++;
       continue;
     }
