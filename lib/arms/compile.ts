@@ -11,6 +11,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { gdnLib, projectRoot } from '../native/gdn';
+import { nvrtcCompile, nvrtcLibrary, nvrtcOptions } from './nvrtc';
 
 export type ArmOp = 'conv' | 'postconv';
 export type ModuleTarget = 'host' | 'host-fast' | 'cuda' | 'ptx';
@@ -75,6 +76,14 @@ function dialectHash(): string {
     for (const f of fs.readdirSync(dir).filter((n) => n.endsWith('.h')).sort()) {
       h.update(f);
       h.update(fs.readFileSync(path.join(dir, f)));
+    }
+  }
+  // NVRTC's stand-in standard headers (no extension: cmath, cstdint, …).
+  const shim = path.join(projectRoot(), 'cuda', 'src', 'user', 'nvrtc');
+  if (fs.existsSync(shim)) {
+    for (const f of fs.readdirSync(shim).sort()) {
+      h.update(`nvrtc/${f}`);
+      h.update(fs.readFileSync(path.join(shim, f)));
     }
   }
   return (headersHash = h.digest('hex'));
@@ -151,20 +160,22 @@ export function compileModule(req: CompileRequest): CompiledModule {
   const r = buildRecipe();
   const ptx = req.target === 'ptx';
   const cuda = req.target === 'cuda' || ptx;
-  const tool = cuda ? r.nvcc : r.cxx;
-  if (!tool) throw new Error(`arm '${req.name}': no nvcc to compile for CUDA (not recorded in ${r.file} and not on PATH); gdnlab does not compile arms with NVRTC, so install the CUDA toolkit's nvcc, or define it for the host backend only: defineArm(spec, { backend: gdn.Backend.open('host') })`);
   if (cuda && !/^\d{2,3}$/.test(req.sm ?? '')) throw new RangeError(`sm: expected a compute capability such as '90', got ${String(req.sm)}`);
+  const cudaCompiler = cuda ? pickCudaCompiler(r, req.name) : null;
+  const tool = cudaCompiler === 'nvrtc' ? `nvrtc:${nvrtcLibrary()!.path}` : cuda ? r.nvcc : r.cxx;
   const defines = { ...req.defines, GDN_ARM_NAME: JSON.stringify(req.name) } as Record<string, string | number>;
   if (req.target === 'host') defines.GDN_USER_CHECKED = 1;
   const defineArgs = Object.entries(defines).map(([k, v]) => `-D${k}=${v}`);
   const includes = includeDirs().map((d) => `-I${d}`);
-  const flags = ptx
-    ? [...r.nvccFlags, '-ptx', `-arch=sm_${req.sm}`, '-x', 'cu']
-    : cuda ? [...r.nvccFlags, '-cubin', `-arch=sm_${req.sm}`, '-Xptxas', '-v', '-x', 'cu'] : [...r.cxxFlags, '-x', 'c++'];
+  const flags = cudaCompiler === 'nvrtc'
+    ? nvrtcOptions(r.nvccFlags, req.sm!, ptx)
+    : ptx
+      ? [...r.nvccFlags, '-ptx', `-arch=sm_${req.sm}`, '-x', 'cu']
+      : cuda ? [...r.nvccFlags, '-cubin', `-arch=sm_${req.sm}`, '-Xptxas', '-v', '-x', 'cu'] : [...r.cxxFlags, '-x', 'c++'];
   const ext = ptx ? '.ptx' : cuda ? '.cubin' : '.so';
   const text = moduleText(req);
   const key = createHash('sha256')
-    .update(JSON.stringify({ text, defines, flags, tool, version: cachedVersion(tool), build: r.buildInfo, dialect: dialectHash(), target: req.target }))
+    .update(JSON.stringify({ text, defines, flags, tool, version: cudaCompiler === 'nvrtc' ? nvrtcLibrary()!.version : cachedVersion(tool), build: r.buildInfo, dialect: dialectHash(), target: req.target }))
     .digest('hex')
     .slice(0, 32);
   const dir = cacheDir();
@@ -173,6 +184,19 @@ export function compileModule(req: CompileRequest): CompiledModule {
   const command = [tool, ...flags, ...defineArgs, ...includes, '<module>', '-o', file].join(' ');
   if (fs.existsSync(file)) {
     return { target: req.target, file, cached: true, compileMs: 0, log: fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '', command, key, sm: req.sm };
+  }
+  if (cudaCompiler === 'nvrtc') {
+    // In process: the same text, defines and include folders; the program is named arm.cu.
+    const options = [...flags, ...defineArgs, ...includes];
+    const t0 = process.hrtime.bigint();
+    const res = nvrtcCompile(text, 'arm.cu', options, ptx);
+    const compileMs = Number(process.hrtime.bigint() - t0) / 1e6;
+    if (!res.ok) throw new ArmCompileError(req.name, req.target, tidyDiagnostics(res.log, 'arm.cu'), command);
+    const tmp = `${file}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, res.code!);
+    fs.writeFileSync(logFile, res.log);
+    fs.renameSync(tmp, file);
+    return { target: req.target, file, cached: false, compileMs, log: res.log, command, key, sm: req.sm };
   }
   const src = path.join(dir, `${req.op}-${key}.${process.pid}${cuda ? '.cu' : '.cpp'}`);
   const tmp = `${file}.${process.pid}.tmp`;
@@ -189,6 +213,21 @@ export function compileModule(req: CompileRequest): CompiledModule {
   fs.writeFileSync(logFile, out);
   fs.renameSync(tmp, file);
   return { target: req.target, file, cached: false, compileMs, log: out, command, key, sm: req.sm };
+}
+
+/**
+ * nvcc or NVRTC for a CUDA module: $GDNLAB_CUDA_COMPILER = nvcc | nvrtc | auto (default: nvcc where the
+ * recipe or PATH has one, else NVRTC where libnvrtc is found). Neither is an error that says what to install.
+ */
+export function pickCudaCompiler(r: BuildRecipe, arm: string): 'nvcc' | 'nvrtc' {
+  const want = process.env.GDNLAB_CUDA_COMPILER ?? 'auto';
+  if (want !== 'auto' && want !== 'nvcc' && want !== 'nvrtc') throw new RangeError(`GDNLAB_CUDA_COMPILER: expected auto, nvcc or nvrtc, got '${want}'`);
+  if (want !== 'nvrtc' && r.nvcc) return 'nvcc';
+  if (want !== 'nvcc' && nvrtcLibrary()) return 'nvrtc';
+  const missing = want === 'nvcc' ? 'no nvcc (not recorded in the recipe and not on PATH)'
+    : want === 'nvrtc' ? 'no libnvrtc (set GDNLAB_NVRTC, or pip install nvidia-cuda-nvrtc into the project venv)'
+      : 'neither nvcc (not recorded in the recipe, not on PATH) nor libnvrtc (GDNLAB_NVRTC, the nvidia-cuda-nvrtc wheel, /usr/local/cuda/lib64)';
+  throw new Error(`arm '${arm}': cannot compile for CUDA: ${missing} (recipe ${r.file}). Install the CUDA toolkit's nvcc or the nvidia-cuda-nvrtc wheel, or define the arm for the host backend only: defineArm(spec, { backend: gdn.Backend.open('host') })`);
 }
 
 /** The compiler's messages without the temporary file's path and the include stack noise. */
