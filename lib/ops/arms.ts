@@ -57,12 +57,14 @@ function definedArm(op: ArmOp, name: string) {
 function decode(op: ArmOp, s: ArmInfoStruct, names: string[]): ArmInfo {
   const flag = (f: number) => (s.flags & f) !== 0;
   // A user arm defined as a planted defect is a mutant like the built-in ones (lib/arms/registry.ts).
-  const planted = flag(ARM_FLAGS.user) && definedArm(op, s.name)?.plantedDefect !== undefined;
+  const defined = flag(ARM_FLAGS.user) ? definedArm(op, s.name) : undefined;
+  const planted = defined?.plantedDefect !== undefined;
   return {
     op,
     id: s.id,
     name: s.name,
-    description: s.description,
+    // A user arm's own one-line description (libgdn only records that it was defined at run time).
+    description: defined?.description ? `${defined.description} (user arm${planted ? ', PLANTED DEFECT' : ''})` : s.description,
     threadsPerBlock: s.threads_per_block,
     perBlock: s.per_block,
     tokensPerProgram: s.tokens_per_program,

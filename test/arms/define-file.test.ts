@@ -49,6 +49,9 @@ describe('arm definitions from files (--define)', function () {
     assert.ok(conv.find((a) => a.name === 'reg16' && a.user && !a.mutant), 'reg16 is a user arm that must equal scalar');
     assert.ok(conv.find((a) => a.name === 'reg16-racy' && a.user && a.mutant), 'reg16-racy is listed as a planted defect');
     assert.ok(arms('postconv').find((a) => a.name === 'tile16-seq' && a.mutant));
+    // Listings (gdnlab arms, gdn.arms) show the definition's own description.
+    assert.equal(conv.find((a) => a.name === 'reg16')!.description, "the register arm with 16-token programs (the built-in reg uses 8); chunk 0 owns the final state (user arm)");
+    assert.match(conv.find((a) => a.name === 'reg16-racy')!.description, /the #305 shape \(user arm, PLANTED DEFECT\)$/);
     assert.match(got[1].summary, /PLANTED DEFECT/);
     // The benchmark times the defined arms with the built-ins.
     assert.ok(convTimed().some((a) => a.arm === 'reg16' && a.note === 'user arm (defineArm)'));
