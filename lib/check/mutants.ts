@@ -31,21 +31,27 @@ export function mutantCases(): ConvCase[] {
   ];
 }
 
+/** What a mutant's failing comparisons add up to (every outcome's counts, built-in or user-defined). */
+function tally(failures: { outMismatches: number; stateMismatches: number }[]): Pick<MutantOutcome, 'caught' | 'failedComparisons' | 'outMismatches' | 'stateMismatches'> {
+  return {
+    caught: failures.length > 0,
+    failedComparisons: failures.length,
+    outMismatches: failures.reduce((n, r) => n + r.outMismatches, 0),
+    stateMismatches: failures.reduce((n, r) => n + r.stateMismatches, 0),
+  };
+}
+
 export function runConvMutants(opts: { backend: Backend; quick?: boolean }): MutantOutcome[] {
   const cases = mutantCases();
   const reference = referenceArm('conv').name;
   const outcomes: MutantOutcome[] = [];
   const summarise = (mutant: MutantOutcome['mutant'], report: ReturnType<typeof checkConv>): MutantOutcome => {
     const f = report.failures.filter((r) => r.arm !== reference);
-    const out = f.reduce((a, r) => a + r.outMismatches, 0);
-    const state = f.reduce((a, r) => a + r.stateMismatches, 0);
+    const t = tally(f);
     return {
       mutant,
-      caught: f.length > 0,
-      failedComparisons: f.length,
-      outMismatches: out,
-      stateMismatches: state,
-      detail: f.length ? `${f.length} comparisons differ (${out} out, ${state} state elements), first: ${f[0].case}` : 'no comparison differs',
+      ...t,
+      detail: f.length ? `${f.length} comparisons differ (${t.outMismatches} out, ${t.stateMismatches} state elements), first: ${f[0].case}` : 'no comparison differs',
     };
   };
   for (const mutant of CONV_MUTANTS) {
@@ -85,17 +91,13 @@ export function runUserConvDefects(backend: Backend): MutantOutcome[] {
       ];
       const found = runs.map((r) => ({ where: r.where, failures: checkConv({ backend: r.backend, cases, armMappings, schedule: r.schedule }).failures.filter((x) => x.arm !== reference) }));
       const failures = found.flatMap((f) => f.failures);
-      const out = failures.reduce((n, r) => n + r.outMismatches, 0);
-      const state = failures.reduce((n, r) => n + r.stateMismatches, 0);
+      const t = tally(failures);
       outcomes.push({
         mutant: `arm:${a.name}`,
         plantedDefect: userArm('conv', a.name)?.plantedDefect,
-        caught: failures.length > 0,
-        failedComparisons: failures.length,
-        outMismatches: out,
-        stateMismatches: state,
+        ...t,
         detail: failures.length
-          ? `${failures.length} comparisons differ (${out} out, ${state} state elements): ${found.map((f) => `${f.where} ${f.failures.length}`).join(', ')}; first: ${failures[0].case} ${failures[0].mapping}`
+          ? `${failures.length} comparisons differ (${t.outMismatches} out, ${t.stateMismatches} state elements): ${found.map((f) => `${f.where} ${f.failures.length}`).join(', ')}; first: ${failures[0].case} ${failures[0].mapping}`
           : `no comparison differs over ${cases.length} cases × ${armMappings.length} mappings (${found.map((f) => f.where).join('; ')})`,
       });
     }
