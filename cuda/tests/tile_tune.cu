@@ -16,6 +16,7 @@
 //   nvcc -O3 -std=c++17 --fmad=false -arch=sm_90 -Xptxas -v -Icuda/include -Icuda/src -Icuda/src/common -Icuda/tests \
 //        cuda/tests/tile_tune.cu -o tile_tune && ./tile_tune [math|conv|postconv|all]
 #include "common/arms/conv_scalar.h"
+#include "common/arms/conv_stream.h"
 #include "common/arms/conv_tile.h"
 #include "common/arms/conv_vec.h"
 #include "common/arms/postconv_common.h"
@@ -142,6 +143,11 @@ template <int V, int G, int THREADS, int MINB, class S>
 __global__ void __launch_bounds__(THREADS, MINB) tile_variant(const conv::Params p) {
   conv::tile_thread<bf16_bits, bf16_bits, NoMutant, 4, V, G, THREADS, S>(p, (int64_t)blockIdx.x % p.grid_x,
                                                                         (int64_t)blockIdx.x / p.grid_x, threadIdx.x);
+}
+template <int V, int R, int THREADS, int MINB, class S>
+__global__ void __launch_bounds__(THREADS, MINB) stream_variant(const conv::Params p) {
+  conv::stream_thread<bf16_bits, bf16_bits, NoMutant, 4, 4, V, R, THREADS, S>(p, (int64_t)blockIdx.x % p.grid_x,
+                                                                           (int64_t)blockIdx.x / p.grid_x, threadIdx.x);
 }
 // A CUDA context with the names of exec.h's CudaThread (1-D launch: blockIdx.x = y * grid_x + x).
 struct SmemCtx {
@@ -409,6 +415,29 @@ static std::vector<ConvVariant> conv_variants() {
   };
 }
 
+// Set 3: the `stream` arm (rows in groups of R, constant-indexed window, one range test per group)
+// against the library's tile and vec, same run.
+static std::vector<ConvVariant> conv_variants3() {
+  using conv::TileSilu;
+  return {
+      {"vec (library) c64", vec_lib, 128, 8, 64, true},
+      {"tile (library)", tile_variant<4, 1, 128, 8, TileSilu>, 128, 4, 32, true},
+      {"stream v4 r4 t128 m8 c64", stream_variant<4, 4, 128, 8, TileSilu>, 128, 4, 64, true},
+      {"stream v4 r4 t128 m8 c32", stream_variant<4, 4, 128, 8, TileSilu>, 128, 4, 32, true},
+      {"stream v4 r4 t128 m8 c128", stream_variant<4, 4, 128, 8, TileSilu>, 128, 4, 128, true},
+      {"stream v4 r4 t128 m7 c64", stream_variant<4, 4, 128, 7, TileSilu>, 128, 4, 64, true},
+      {"stream v4 r4 t128 m6 c64", stream_variant<4, 4, 128, 6, TileSilu>, 128, 4, 64, true},
+      {"stream v4 r2 t128 m8 c64", stream_variant<4, 2, 128, 8, TileSilu>, 128, 4, 64, true},
+      {"stream v4 r8 t128 m6 c64", stream_variant<4, 8, 128, 6, TileSilu>, 128, 4, 64, true},
+      {"stream v8 r4 t128 m4 c64", stream_variant<8, 4, 128, 4, TileSilu>, 128, 8, 64, true},
+      {"stream v8 r2 t128 m4 c64", stream_variant<8, 2, 128, 4, TileSilu>, 128, 8, 64, true},
+      {"stream v2 r4 t128 m12 c64", stream_variant<2, 4, 128, 12, TileSilu>, 128, 2, 64, true},
+      {"stream v4 r4 t256 m4 c64", stream_variant<4, 4, 256, 4, TileSilu>, 256, 4, 64, true},
+      {"stream v4 r4 t64 m16 c64", stream_variant<4, 4, 64, 16, TileSilu>, 64, 4, 64, true},
+      {"stream v4 r4 t128 m8 hw", stream_variant<4, 4, 128, 8, SiluHw>, 128, 4, 64, false},
+  };
+}
+
 static void run_conv_profile(const std::vector<ConvVariant>& v) {
   g_profile = true;
   run_conv(v, -1);
@@ -431,6 +460,11 @@ int main(int argc, char** argv) {
   if (what == "math" || what == "all") run_math();
   if (what == "conv" || what == "all") run_conv(conv_variants(), argc > 2 ? std::atoi(argv[2]) : 15);
   if (what == "conv2") run_conv(conv_variants2(), argc > 2 ? std::atoi(argv[2]) : 15);
+  if (what == "conv3") run_conv(conv_variants3(), argc > 2 ? std::atoi(argv[2]) : 15);
+  if (what == "profile3") {  // one launch of each set-3 variant at 4B T = 8192 (for ncu)
+    std::vector<ConvVariant> v = conv_variants3();
+    run_conv_profile(v);
+  }
   if (what == "profile") {  // one launch of each set-2 variant at 4B T = 8192 (for ncu), no timing loop
     std::vector<ConvVariant> v = conv_variants2();
     run_conv_profile(v);

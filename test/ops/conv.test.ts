@@ -104,7 +104,7 @@ forEachBackend((backend, kind) => {
         const ref = run('exact', 'forward', 'scalar');
         const schedules: conv.Schedule[] = ['forward', 'reverse', ...Array.from({ length: 100 }, (_, i) => ({ shuffle: i + 1 }))];
         let corrupted = 0;
-        for (const arm of ['reg', 'reg-k4', 'reg-k4x2', 'vec', 'tile'] as const) {
+        for (const arm of ['reg', 'reg-k4', 'reg-k4x2', 'vec', 'tile', 'stream'] as const) {
           for (const mapping of ['exact', 'sequence'] as const) {
             for (const schedule of arm === 'reg' ? schedules : schedules.slice(0, 12)) {
               const r = run(mapping, schedule, arm);

@@ -241,7 +241,15 @@ GDN_HD inline float gdn_log1pf(float x) {
 // it); x > 80 (and +Inf) → x (exp(-x) < 2^-115: the true value rounds to x); x < -110 → -0 (below
 // 2^-150 in magnitude); in between x·exp(x) = 2^n · x·(1 + r·t) scaled by two exact-power multiplies
 // of which only the last rounds (1 + exp(x) rounds to 1 there).
-GDN_HD inline bool gdn_silu_fast_range(float x) { return x <= 80.0f && x >= -80.0f; }  // false for NaN
+// |x| <= 80, written with the absolute value so that the GPU tests it in one compare (same truth
+// table as -80 <= x <= 80; false for NaN).
+GDN_HD inline bool gdn_silu_fast_range(float x) {
+#if defined(__CUDA_ARCH__)
+  return fabsf(x) <= 80.0f;
+#else
+  return std::fabs(x) <= 80.0f;
+#endif
+}
 GDN_HD inline float gdn_silu_fast(float x) {
   const ExpReduced e = silu_exp_reduce(-x);
   const float t = silu_exp_t(e.r);

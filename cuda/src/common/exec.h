@@ -101,8 +101,22 @@ struct CudaThread {
     return 0;
 #endif
   }
-  GDN_HDI int lane() const { return tid() % kWarp; }
-  GDN_HDI int warp() const { return tid() / kWarp; }
+  // Unsigned: threadIdx.x / 32 is a shift; the signed (int) form needs a sign fix-up whose extra
+  // live values made the token-tile kernel spill at its 32-register cap (docs/BENCHMARKS.md).
+  GDN_HDI int lane() const {
+#if defined(__CUDA_ARCH__)
+    return (int)(threadIdx.x % (unsigned)kWarp);
+#else
+    return 0;
+#endif
+  }
+  GDN_HDI int warp() const {
+#if defined(__CUDA_ARCH__)
+    return (int)(threadIdx.x / (unsigned)kWarp);
+#else
+    return 0;
+#endif
+  }
   GDN_HDI void* shared() const { return sm; }
   GDN_HDI float* smem() const { return static_cast<float*>(sm); }
   GDN_HDI void sync() const {

@@ -12,6 +12,7 @@
 #include "common/arms/conv_vec.h"
 #include "common/arms/conv_reg_k4_c16.h"
 #include "common/arms/conv_tile.h"
+#include "common/arms/conv_stream.h"
 
 #define GDN_CONV_ARM_LIST(X) \
   X(conv::ArmScalar)         \
@@ -21,4 +22,5 @@
   X(conv::ArmRegK4x2)        \
   X(conv::ArmVec)            \
   X(conv::ArmRegK4C16)       \
-  X(conv::ArmTile)
+  X(conv::ArmTile)           \
+  X(conv::ArmStream)

@@ -132,6 +132,74 @@ constexpr int kTileMinBlocks = 8;  // __launch_bounds__ minimum blocks per SM: c
 constexpr int kTileChannels = kTileV * kTileThreads;
 constexpr int kTileChunk = 32;   // tokens per exact-mapping program
 
+// One thread's lane of V channels in one program, shared by `tile` and `stream` (conv_stream.h):
+// the weights right-aligned in W slots (slot W-1 multiplies the newest row, taps below W-K skipped),
+// the biases, and the K-1 history rows before the program's first token (slots 1..W-1 of `win`,
+// rows before the sequence start taken from the old state). What the planted mutants change here is
+// the weight order (TAPS_REVERSED); the rest is the program's span (CHUNK_OFF_BY_ONE) and the rows.
+template <class TX, int W, int V>
+struct TileLane {
+  float wr[V][W], win[V][W], b[V];
+
+  GDN_HDI void load_taps(const Params& p, int64_t c0, bool reversed) {
+    const int K = p.K;
+    const TX* w = static_cast<const TX*>(p.w);
+    GDN_UNROLL
+    for (int i = 0; i < V; ++i) {
+      b[i] = p.bias ? load(static_cast<const TX*>(p.bias), c0 + i) : 0.0f;
+      GDN_UNROLL
+      for (int jj = 0; jj < W; ++jj) {
+        wr[i][jj] = jj >= W - K ? load(w, (c0 + i) * K + tap_of_slot(jj, W, K, reversed)) : 0.0f;
+        win[i][jj] = 0.0f;
+      }
+    }
+  }
+  // History: slot jj holds row t0 - (W - jj); rows before the sequence come from the old state.
+  GDN_HDI void load_history(const Params& p, const Span& s, int64_t c0, bool init) {
+    const int K = p.K;
+    const TX* x = static_cast<const TX*>(p.x);
+    GDN_UNROLL
+    for (int jj = 1; jj < W; ++jj) {
+      if (jj < W - K + 1) continue;
+      const int64_t row = s.t0 - (W - jj);
+      if (row >= s.start) {
+        TileVec<TX, V> v;
+        v.load(x + row * p.x_stride + c0);
+        GDN_UNROLL
+        for (int i = 0; i < V; ++i) win[i][jj] = v.get(i);
+      } else {
+        GDN_UNROLL
+        for (int i = 0; i < V; ++i) win[i][jj] = init ? state_row(p, s.seq, c0 + i)[K - 1 + (row - s.start)] : 0.0f;
+      }
+    }
+  }
+  // The final state, by the program that owns it, once its rows are done (win = the last W slots).
+  GDN_HDI void write_state(const Params& p, const Span& s, int64_t c0, bool state_from_output) {
+    const int K = p.K;
+    if (s.t1c == s.end) {
+      // The window ends at the sequence end: its last K-1 slots are the final state (this also covers
+      // sequences shorter than K-1, whose window still holds shifted old state).
+      GDN_UNROLL
+      for (int jj = 1; jj < W; ++jj) {
+        if (jj < W - K + 1) continue;
+        const int j = jj - (W - K + 1);
+        if (state_from_output && s.end - (K - 1) + j >= s.start) continue;
+        GDN_UNROLL
+        for (int i = 0; i < V; ++i) state_row(p, s.seq, c0 + i)[j] = win[i][jj];
+      }
+    } else if (!state_from_output) {
+      // Chunk 0 of a longer sequence owns the state: the last K-1 inputs are rows of x.
+      const TX* x = static_cast<const TX*>(p.x);
+      for (int j = 0; j < K - 1; ++j) {
+        TileVec<TX, V> v;
+        v.load(x + (s.end - (K - 1) + j) * p.x_stride + c0);
+        GDN_UNROLL
+        for (int i = 0; i < V; ++i) state_row(p, s.seq, c0 + i)[j] = v.get(i);
+      }
+    }
+  }
+};
+
 // M: NoMutant (production) or PlantedMutants; S: the SiLU (the tuning bench substitutes version 1 and
 // the hardware approximation). Both mutant instances do the same arithmetic per element.
 template <class TX, class TO, class M, int W, int V = kTileV, int G = kTileG, int THREADS = kTileThreads,
@@ -146,38 +214,16 @@ GDN_HD inline void tile_thread(const Params& p, int64_t bx, int64_t by, int tid)
   const Span s = program_span<M>(p, by);
   if (s.t0 >= s.t1) return;
   const int K = p.K;
-  const TX* w = static_cast<const TX*>(p.w);
 
-  // Weights right-aligned in W slots (slot W-1 multiplies the newest row), taps below W-K skipped.
-  float wr[V][W], win[V][W], b[V];
-  GDN_UNROLL
-  for (int i = 0; i < V; ++i) {
-    b[i] = p.bias ? load(static_cast<const TX*>(p.bias), c0 + i) : 0.0f;
-    GDN_UNROLL
-    for (int jj = 0; jj < W; ++jj) {
-      wr[i][jj] = jj >= W - K ? load(w, (c0 + i) * K + tap_of_slot(jj, W, K, mutant == kTapsReversed)) : 0.0f;
-      win[i][jj] = 0.0f;
-    }
-  }
+  TileLane<TX, W, V> lane;
+  float (&wr)[V][W] = lane.wr;
+  float (&win)[V][W] = lane.win;
+  float (&b)[V] = lane.b;
+  lane.load_taps(p, c0, mutant == kTapsReversed);
   const bool init = has_initial_state(p, s.seq);
-
   widen_before_state_read(p, s);
+  lane.load_history(p, s, c0, init);
   const TX* x = static_cast<const TX*>(p.x);
-  // History: slot jj holds row t0 - (W - jj); rows before the sequence come from the old state.
-  GDN_UNROLL
-  for (int jj = 1; jj < W; ++jj) {
-    if (jj < W - K + 1) continue;
-    const int64_t row = s.t0 - (W - jj);
-    if (row >= s.start) {
-      TileVec<TX, V> v;
-      v.load(x + row * p.x_stride + c0);
-      GDN_UNROLL
-      for (int i = 0; i < V; ++i) win[i][jj] = v.get(i);
-    } else {
-      GDN_UNROLL
-      for (int i = 0; i < V; ++i) win[i][jj] = init ? state_row(p, s.seq, c0 + i)[K - 1 + (row - s.start)] : 0.0f;
-    }
-  }
 
   // The hot loop walks pointers: xp at row t of x, op at row t of out (lane c_lane).
   const int n = (int)(s.t1c - s.t0);  // tokens of this program (< 2^31)
@@ -237,26 +283,7 @@ GDN_HD inline void tile_thread(const Params& p, int64_t bx, int64_t by, int tid)
   }
 
   if (!in_range || !s.writes_state) return;
-  if (s.t1c == s.end) {
-    // The window ends at the sequence end: its last K-1 slots are the final state (this also covers
-    // sequences shorter than K-1, whose window still holds shifted old state).
-    GDN_UNROLL
-    for (int jj = 1; jj < W; ++jj) {
-      if (jj < W - K + 1) continue;
-      const int j = jj - (W - K + 1);
-      if (kMut && mutant == kStateFromOutput && s.end - (K - 1) + j >= s.start) continue;
-      GDN_UNROLL
-      for (int i = 0; i < V; ++i) state_row(p, s.seq, c0 + i)[j] = win[i][jj];
-    }
-  } else if (mutant != kStateFromOutput) {
-    // Chunk 0 of a longer sequence owns the state: the last K-1 inputs are rows of x.
-    for (int j = 0; j < K - 1; ++j) {
-      TileVec<TX, V> v;
-      v.load(x + (s.end - (K - 1) + j) * p.x_stride + c0);
-      GDN_UNROLL
-      for (int i = 0; i < V; ++i) state_row(p, s.seq, c0 + i)[j] = v.get(i);
-    }
-  }
+  lane.write_state(p, s, c0, kMut && mutant == kStateFromOutput);
 }
 
 struct ArmTile {

@@ -1,0 +1,179 @@
+// conv arm `stream` (docs/SPEC.md, "Causal conv: arms"): `tile`'s channel-last lanes with the token
+// loop rebuilt to issue fewer instructions per output, one body for the CUDA kernel and the host
+// backend.
+//
+// Why: on an H200 `tile` is bound by instruction issue, not by memory (docs/BENCHMARKS.md, "Causal conv:
+// the tile arm": 47 SASS instructions per output at 0.80 issued per scheduler per cycle, DRAM at 42%).
+// The SiLU (22 operations) and the K fmas are the arithmetic every exact arm must do; the rest was
+// bookkeeping that `stream` removes:
+//   - rows come in groups of R = 4 and the register window is indexed by constants across the group
+//     (h = the K-1 history values, then the group's R rows), so no value moves between registers
+//     while a group is computed; only the last K-1 values become the next group's history;
+//   - one range test per group: SiLU's common case runs for all R·V values when every one of them is
+//     within gdn_silu_fast_range (the bitwise AND of the tests, no branch per row); otherwise the
+//     group takes gdn_silu, the same function, for all of them;
+//   - no bounds test per row inside a group (a group is whole by construction; the last n mod R rows
+//     take `tile`'s per-row path);
+//   - pointers advance once per group.
+// The per-element arithmetic is the reference's, in the same order (conv_common.h), so the bits equal
+// scalar's. Planted mutants are honoured as `tile` honours them (PlantedMutants instantiation only).
+// Declares GDN_ARM_REQ_VEC8 like `tile`; otherwise reg runs.
+#pragma once
+
+#include "common/arms/conv_tile.h"
+
+namespace gdn {
+namespace conv {
+
+// Launch shape, chosen with cuda/tests/tile_tune.cu on an H200 (docs/BENCHMARKS.md).
+constexpr int kStreamV = 4;        // channels per thread (8-byte bf16 vectors)
+constexpr int kStreamR = 4;        // rows per group
+constexpr int kStreamThreads = 128;
+constexpr int kStreamMinBlocks = 8;
+constexpr int kStreamChannels = kStreamV * kStreamThreads;
+constexpr int kStreamChunk = 64;   // tokens per exact-mapping program
+
+// W: window slots; KF: the kernel width when fixed at compile time (the common K = 4: no per-tap test),
+// 0 when K is read at run time (K <= W).
+template <class TX, class TO, class M, int W, int KF = 0, int V = kStreamV, int R = kStreamR,
+          int THREADS = kStreamThreads, class S = TileSilu>
+GDN_HD inline void stream_thread(const Params& p, int64_t bx, int64_t by, int tid) {
+  constexpr bool kMut = M::kPlanted;
+  constexpr int H = W - 1;  // history values per channel
+  const int mutant = kMut ? p.mutant : 0;
+  const int64_t c_lane = (bx * THREADS + tid) * V;
+  const bool in_range = c_lane < p.C;  // C is a multiple of V: a vector is all in or all out
+  if (!in_range && mutant != kNoTailGuard) return;
+  const int64_t c0 = in_range ? c_lane : p.C - V;
+  const Span s = program_span<M>(p, by);
+  if (s.t0 >= s.t1) return;
+  static_assert(KF == 0 || KF == W, "a fixed K fills the window");
+  const int K = KF > 0 ? KF : p.K;  // the planner picks the KF variant only when p.K == KF
+
+  TileLane<TX, W, V> lane;
+  lane.load_taps(p, c0, mutant == kTapsReversed);
+  const bool init = has_initial_state(p, s.seq);
+  widen_before_state_read(p, s);
+  lane.load_history(p, s, c0, init);
+
+  const int n = (int)(s.t1c - s.t0);  // tokens of this program (< 2^31)
+  const TX* xp = static_cast<const TX*>(p.x) + s.t0 * p.x_stride + c0;
+  TO* op = static_cast<TO*>(p.out) + s.t0 * p.C + c_lane;
+  const int64_t xs = p.x_stride, os = p.C;
+  const int64_t out_left = kMut ? p.T * p.C - (s.t0 * p.C + c_lane) : 0;  // NO_TAIL_GUARD: drop spills past out
+
+  // Row k of the program is done: its store (dropped past `out` under NO_TAIL_GUARD) and, under
+  // STATE_FROM_OUTPUT, the mutant's state write from the activation.
+  auto finish_row = [&](TO* dst, int k, const float (&y)[V]) {
+    if (!kMut || (int64_t)k * os < out_left) tile_store<V>(dst, y);
+    if (kMut && mutant == kStateFromOutput && in_range) {
+      const int64_t t = s.t0 + k;
+      if (t >= s.end - (K - 1)) {
+        GDN_UNROLL
+        for (int i = 0; i < V; ++i) state_row(p, s.seq, c0 + i)[t - (s.end - (K - 1))] = y[i];
+      }
+    }
+  };
+
+  // h[i][0..H-1]: channel i's last H inputs, oldest first (win slots 1..W-1 of TileLane).
+  float h[V][H > 0 ? H : 1];
+  GDN_UNROLL
+  for (int i = 0; i < V; ++i)
+    GDN_UNROLL
+    for (int j = 0; j < H; ++j) h[i][j] = lane.win[i][j + 1];
+
+  int k = 0;
+  for (; k + R <= n; k += R) {
+    TileVec<TX, V> g[R];
+    GDN_UNROLL
+    for (int r = 0; r < R; ++r) g[r].load(xp + (int64_t)r * xs);
+    // buf[i] = h[i] then the group's rows: row r's window is buf[i][r .. r + W - 1] (slot jj = r + jj).
+    float acc[R][V];
+    bool fast = true;
+    GDN_UNROLL
+    for (int i = 0; i < V; ++i) {
+      float buf[H + R];
+      GDN_UNROLL
+      for (int j = 0; j < H; ++j) buf[j] = h[i][j];
+      GDN_UNROLL
+      for (int r = 0; r < R; ++r) buf[H + r] = g[r].get(i);
+      GDN_UNROLL
+      for (int r = 0; r < R; ++r) {
+        float w_in[W];
+        GDN_UNROLL
+        for (int jj = 0; jj < W; ++jj) w_in[jj] = buf[r + jj];
+        acc[r][i] = apply_taps<W>(lane.wr[i], w_in, K, lane.b[i]);
+        fast = fast & S::fast_range(acc[r][i]);
+      }
+      GDN_UNROLL
+      for (int j = 0; j < H; ++j) h[i][j] = buf[R + j];
+    }
+    float y[R][V];
+    if (fast) {
+      GDN_UNROLL
+      for (int r = 0; r < R; ++r)
+        GDN_UNROLL
+        for (int i = 0; i < V; ++i) y[r][i] = S::fast(acc[r][i]);
+    } else {
+      GDN_UNROLL
+      for (int r = 0; r < R; ++r)
+        GDN_UNROLL
+        for (int i = 0; i < V; ++i) y[r][i] = S::any(acc[r][i]);
+    }
+    GDN_UNROLL
+    for (int r = 0; r < R; ++r) finish_row(op + (int64_t)r * os, k + r, y[r]);
+    xp += R * xs;
+    op += R * os;
+  }
+  // The last n mod R rows, one at a time (`tile`'s row).
+  for (; k < n; ++k) {
+    TileVec<TX, V> v;
+    v.load(xp);
+    float acc[V];
+    bool fast = true;
+    GDN_UNROLL
+    for (int i = 0; i < V; ++i) {
+      float w_in[W];
+      GDN_UNROLL
+      for (int j = 0; j < H; ++j) w_in[j] = h[i][j];
+      w_in[W - 1] = v.get(i);
+      acc[i] = apply_taps<W>(lane.wr[i], w_in, K, lane.b[i]);
+      fast = fast & S::fast_range(acc[i]);
+      GDN_UNROLL
+      for (int j = 0; j < H; ++j) h[i][j] = w_in[j + 1];
+    }
+    float y[V];
+    GDN_UNROLL
+    for (int i = 0; i < V; ++i) y[i] = fast ? S::fast(acc[i]) : S::any(acc[i]);
+    finish_row(op, k, y);
+    xp += xs;
+    op += os;
+  }
+
+  if (!in_range || !s.writes_state) return;
+  GDN_UNROLL
+  for (int i = 0; i < V; ++i)
+    GDN_UNROLL
+    for (int j = 0; j < H; ++j) lane.win[i][j + 1] = h[i][j];
+  lane.write_state(p, s, c0, kMut && mutant == kStateFromOutput);
+}
+
+struct ArmStream {
+  static constexpr ArmSpec spec = {
+      "stream", "tile's lanes, rows in groups of 4 with a constant-indexed window and one SiLU range test per group",
+      kStreamThreads, kStreamMinBlocks, kStreamChannels, kStreamChunk, kAllMappings, 0, 0, 0, GDN_ARM_REQ_VEC8,
+      GDN_CONV_REG, 0, kThreadsFixed, kLayoutNone};
+  // 0: K = 4 fixed (Qwen3.5's kernel); 1: K < 4 in a 4-slot window; 2: K > 4 in kMaxK slots.
+  static constexpr int kVariants = 3;
+  static int variant(const Params& p) { return p.K == 4 ? 0 : p.K < 4 ? 1 : 2; }
+
+  template <class TX, class TO, class M, int V, class Ctx>
+  GDN_HD static void body(const Params& p, Ctx& t) {
+    if constexpr (V == 0) stream_thread<TX, TO, M, 4, 4>(p, t.bx(), t.by(), t.tid());
+    else if constexpr (V == 1) stream_thread<TX, TO, M, 4, 0>(p, t.bx(), t.by(), t.tid());
+    else stream_thread<TX, TO, M, kMaxK, 0>(p, t.bx(), t.by(), t.tid());
+  }
+};
+
+}  // namespace conv
+}  // namespace gdn
