@@ -20,6 +20,7 @@
 #include "common/arms/conv_tile.h"
 #include "common/arms/conv_vec.h"
 #include "common/arms/postconv_common.h"
+#include "common/arms/postconv_token_tile.h"
 #include "conv_tile_smem.h"
 #include "postconv_wide.h"
 #include "splitmix.h"
