@@ -145,10 +145,10 @@ __global__ void __launch_bounds__(THREADS, MINB) tile_variant(const conv::Params
   conv::tile_thread<bf16_bits, bf16_bits, NoMutant, 4, V, G, THREADS, S>(p, (int64_t)blockIdx.x % p.grid_x,
                                                                         (int64_t)blockIdx.x / p.grid_x, threadIdx.x);
 }
-template <int V, int R, int THREADS, int MINB, class S>
+template <int V, int R, int THREADS, int MINB, class S, bool PF = false>
 __global__ void __launch_bounds__(THREADS, MINB) stream_variant(const conv::Params p) {
-  conv::stream_thread<bf16_bits, bf16_bits, NoMutant, 4, 4, V, R, THREADS, S>(p, (int64_t)blockIdx.x % p.grid_x,
-                                                                           (int64_t)blockIdx.x / p.grid_x, threadIdx.x);
+  conv::stream_thread<bf16_bits, bf16_bits, NoMutant, 4, 4, V, R, THREADS, S, PF>(p, (int64_t)blockIdx.x % p.grid_x,
+                                                                               (int64_t)blockIdx.x / p.grid_x, threadIdx.x);
 }
 // A CUDA context with the names of exec.h's CudaThread (1-D launch: blockIdx.x = y * grid_x + x).
 struct SmemCtx {
@@ -439,6 +439,28 @@ static std::vector<ConvVariant> conv_variants3() {
   };
 }
 
+// Set 4: stream with the next group prefetched (two row buffers), around set 3's best (m7 c64, c32 at
+// short T), same run as tile and vec.
+static std::vector<ConvVariant> conv_variants4() {
+  using conv::TileSilu;
+  return {
+      {"vec (library) c64", vec_lib, 128, 8, 64, true},
+      {"tile (library)", tile_variant<4, 1, 128, 8, TileSilu>, 128, 4, 32, true},
+      {"stream np m7 c64", stream_variant<4, 4, 128, 7, TileSilu, false>, 128, 4, 64, true},
+      {"stream pf m8 c64", stream_variant<4, 4, 128, 8, TileSilu, true>, 128, 4, 64, true},
+      {"stream pf m7 c64", stream_variant<4, 4, 128, 7, TileSilu, true>, 128, 4, 64, true},
+      {"stream pf m6 c64", stream_variant<4, 4, 128, 6, TileSilu, true>, 128, 4, 64, true},
+      {"stream pf m5 c64", stream_variant<4, 4, 128, 5, TileSilu, true>, 128, 4, 64, true},
+      {"stream pf m7 c32", stream_variant<4, 4, 128, 7, TileSilu, true>, 128, 4, 32, true},
+      {"stream pf m6 c32", stream_variant<4, 4, 128, 6, TileSilu, true>, 128, 4, 32, true},
+      {"stream pf m6 c48", stream_variant<4, 4, 128, 6, TileSilu, true>, 128, 4, 48, true},
+      {"stream pf r2 m8 c64", stream_variant<4, 2, 128, 8, TileSilu, true>, 128, 4, 64, true},
+      {"stream pf v2 m12 c64", stream_variant<2, 4, 128, 12, TileSilu, true>, 128, 2, 64, true},
+      {"stream pf t64 m12 c64", stream_variant<4, 4, 64, 12, TileSilu, true>, 64, 4, 64, true},
+      {"stream pf m7 c64 hw", stream_variant<4, 4, 128, 7, SiluHw, true>, 128, 4, 64, false},
+  };
+}
+
 static void run_conv_profile(const std::vector<ConvVariant>& v) {
   g_profile = true;
   run_conv(v, -1);
@@ -462,6 +484,11 @@ int main(int argc, char** argv) {
   if (what == "conv" || what == "all") run_conv(conv_variants(), argc > 2 ? std::atoi(argv[2]) : 15);
   if (what == "conv2") run_conv(conv_variants2(), argc > 2 ? std::atoi(argv[2]) : 15);
   if (what == "conv3") run_conv(conv_variants3(), argc > 2 ? std::atoi(argv[2]) : 15);
+  if (what == "conv4") run_conv(conv_variants4(), argc > 2 ? std::atoi(argv[2]) : 15);
+  if (what == "profile4") {  // one launch of each set-4 variant at 4B T = 8192 (for ncu)
+    std::vector<ConvVariant> v = conv_variants4();
+    run_conv_profile(v);
+  }
   if (what == "profile3") {  // one launch of each set-3 variant at 4B T = 8192 (for ncu)
     std::vector<ConvVariant> v = conv_variants3();
     run_conv_profile(v);

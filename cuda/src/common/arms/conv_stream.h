@@ -32,11 +32,13 @@ constexpr int kStreamThreads = 128;
 constexpr int kStreamMinBlocks = 8;
 constexpr int kStreamChannels = kStreamV * kStreamThreads;
 constexpr int kStreamChunk = 64;   // tokens per exact-mapping program
+constexpr bool kStreamPrefetch = true;
 
 // W: window slots; KF: the kernel width when fixed at compile time (the common K = 4: no per-tap test),
 // 0 when K is read at run time (K <= W).
+// PF: prefetch the next group (two row buffers) or not.
 template <class TX, class TO, class M, int W, int KF = 0, int V = kStreamV, int R = kStreamR,
-          int THREADS = kStreamThreads, class S = TileSilu>
+          int THREADS = kStreamThreads, class S = TileSilu, bool PF = kStreamPrefetch>
 GDN_HD inline void stream_thread(const Params& p, int64_t bx, int64_t by, int tid) {
   constexpr bool kMut = M::kPlanted;
   constexpr int H = W - 1;  // history values per channel
@@ -82,11 +84,8 @@ GDN_HD inline void stream_thread(const Params& p, int64_t bx, int64_t by, int ti
     GDN_UNROLL
     for (int j = 0; j < H; ++j) h[i][j] = lane.win[i][j + 1];
 
-  int k = 0;
-  for (; k + R <= n; k += R) {
-    TileVec<TX, V> g[R];
-    GDN_UNROLL
-    for (int r = 0; r < R; ++r) g[r].load(xp + (int64_t)r * xs);
+  // One whole group of R rows (loaded in g), rows k .. k+R-1 at xp / op.
+  auto group = [&](const TileVec<TX, V> (&g)[R], int k) {
     // buf[i] = h[i] then the group's rows: row r's window is buf[i][r .. r + W - 1] (slot jj = r + jj).
     float acc[R][V];
     bool fast = true;
@@ -124,6 +123,33 @@ GDN_HD inline void stream_thread(const Params& p, int64_t bx, int64_t by, int ti
     for (int r = 0; r < R; ++r) finish_row(op + (int64_t)r * os, k + r, y[r]);
     xp += R * xs;
     op += R * os;
+  };
+  auto load_group = [&](TileVec<TX, V> (&g)[R], int64_t ahead) {  // the group `ahead` rows past xp
+    GDN_UNROLL
+    for (int r = 0; r < R; ++r) g[r].load(xp + ahead + (int64_t)r * xs);
+  };
+
+  // Whole groups, the next group's loads issued before the current one is computed (PF = true: two
+  // buffers in turn, so no register copies between them); PF = false loads each group when it starts.
+  int k = 0;
+  if constexpr (PF) {
+    TileVec<TX, V> ga[R], gb[R];
+    if (R <= n) load_group(ga, 0);
+    while (k + R <= n) {
+      if (k + 2 * R <= n) load_group(gb, R * xs);
+      group(ga, k);
+      k += R;
+      if (k + R > n) break;
+      if (k + 2 * R <= n) load_group(ga, R * xs);
+      group(gb, k);
+      k += R;
+    }
+  } else {
+    for (; k + R <= n; k += R) {
+      TileVec<TX, V> g[R];
+      load_group(g, 0);
+      group(g, k);
+    }
   }
   // The last n mod R rows, one at a time (`tile`'s row).
   for (; k < n; ++k) {
