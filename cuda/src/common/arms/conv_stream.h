@@ -25,14 +25,18 @@
 namespace gdn {
 namespace conv {
 
-// Launch shape, chosen with cuda/tests/tile_tune.cu on an H200 (docs/BENCHMARKS.md).
+// Launch shape, chosen with cuda/tests/tile_tune.cu on an H200 (sets 3 and 4, docs/BENCHMARKS.md "Causal conv:
+// the stream arm"): 4 channels per thread, groups of 4 rows, 128 threads, registers capped at 72 (7 blocks
+// per SM), 64-token programs, no prefetch of the next group. That was the fastest exact variant at
+// T >= 8192 (1.40-1.58x copy, tile 1.72-1.82x in the same run); a second row buffer for prefetching
+// needs 8 more registers and lost more to lower occupancy than it gained (1.45-1.59x at best).
 constexpr int kStreamV = 4;        // channels per thread (8-byte bf16 vectors)
 constexpr int kStreamR = 4;        // rows per group
 constexpr int kStreamThreads = 128;
-constexpr int kStreamMinBlocks = 8;
+constexpr int kStreamMinBlocks = 7;
 constexpr int kStreamChannels = kStreamV * kStreamThreads;
 constexpr int kStreamChunk = 64;   // tokens per exact-mapping program
-constexpr bool kStreamPrefetch = true;
+constexpr bool kStreamPrefetch = false;
 
 // W: window slots; KF: the kernel width when fixed at compile time (the common K = 4: no per-tap test),
 // 0 when K is read at run time (K <= W).
