@@ -2,5 +2,8 @@
 #pragma once
 
 #include "common/arms/fused_head_tile.h"
+#include "common/arms/fused_stream.h"
 
-#define GDN_FUSED_ARM_LIST(X) X(fused::ArmHeadTile)
+#define GDN_FUSED_ARM_LIST(X) \
+  X(fused::ArmHeadTile)       \
+  X(fused::ArmStream)

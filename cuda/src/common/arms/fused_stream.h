@@ -1,0 +1,225 @@
+// fused arm `stream` (docs/SPEC.md, "Fused conv -> post-conv"): the conv arm `stream`'s way of walking
+// rows (conv_stream.h) inside the fused op. One block of 128 threads per (head slot, 64-token program), as
+// `head-tile`; warp w computes tokens t0 + 16w .. t0 + 16w + 15 of the program, lane l holds the four
+// consecutive features 4l..4l+3 of the head (one 8-byte bf16 / 16-byte f32 vector per row) with a
+// register window of the K-1 previous inputs, and takes rows in groups of 4 with the window indexed by
+// constants (no register moves inside a group) and one SiLU range test per group.
+//
+// Why a second arm: `head-tile` gives each lane two 4-feature vectors 64 features apart (so the tree's
+// first level is a sum inside the lane), re-reads a 3-row halo every 8 tokens and shifts its window per
+// row; on an H200 it ran at 3.1-3.5x a copy of its traffic (docs/BENCHMARKS.md). Here a warp covers a
+// whole head row, so the tree's levels are all across lanes: head_sumsq_lanes below does them in 8
+// shuffles, the same pairing as the tree (so the same bits).
+//
+// Ownership of the final state as in head-tile: only warp 0 of chunk 0 reaches back before the sequence
+// start (every other warp starts 16 >= K rows into its sequence), so its thread of (sequence, channel)
+// is the only reader of the old state, and it writes the final state after its own reads.
+#pragma once
+
+#include "common/arms/fused_common.h"
+
+namespace gdn {
+namespace fused {
+
+constexpr int kStreamWarpTokens = 16;  // tokens per warp (4 warps x 16 = the 64-token program)
+constexpr int kStreamRows = 4;         // rows per group
+constexpr int kStreamMinBlocks = 6;
+
+// The tree's sum of squares of one head row (Dk = 128) when lane l holds features 4l..4l+3 (x[0..3]).
+// Feature i = 4l + e: bit 6 of i is lane bit 4, bit 5 lane bit 3, bits 4..2 lane bits 2..0, bits 1..0 e.
+//   level 64: node_64[i] = x_i² + x_{i+64}² pairs lane l with l^16, same e. A reduce-scatter: lanes with
+//             bit 4 clear keep e = 0, 1 and send e = 2, 3, lanes with it set the reverse; lane l then
+//             holds node_64[4(l&15) + 2·b4 + {0, 1}].
+//   level 32: pairs lane l with l^8 (bit 5 of i), same b4: lanes with bit 3 clear keep the first, send
+//             the second; lane l holds node_32[4(l&7) + 2·b4 + b3].
+//   levels 16, 8, 4: i's bits 4, 3, 2 are lane bits 2, 1, 0: butterflies xor 4, 2, 1.
+//   levels 2, 1: i's bits 1, 0 are now b4 and b3: butterflies xor 16, 8.
+// 8 shuffles; every lane ends with node_1[0]. IEEE addition is commutative, so which of two lanes adds
+// its partner's node on which side does not change a bit; only the pairing does.
+template <class Ctx>
+GDN_HDI float head_sumsq_lanes(Ctx& t, const float (&x)[kVec], int lane) {
+  using postconv::square;
+  float sq[kVec];
+  GDN_UNROLL
+  for (int e = 0; e < kVec; ++e) sq[e] = square(x[e]);
+  const bool b4 = (lane & 16) != 0;
+  const float send0 = b4 ? sq[0] : sq[2], send1 = b4 ? sq[1] : sq[3];
+  const float keep0 = b4 ? sq[2] : sq[0], keep1 = b4 ? sq[3] : sq[1];
+  const float m0 = keep0 + t.shfl_xor(send0, 16);
+  const float m1 = keep1 + t.shfl_xor(send1, 16);
+  const bool b3 = (lane & 8) != 0;
+  float u = (b3 ? m1 : m0) + t.shfl_xor(b3 ? m0 : m1, 8);
+  u = u + t.shfl_xor(u, 4);
+  u = u + t.shfl_xor(u, 2);
+  u = u + t.shfl_xor(u, 1);
+  u = u + t.shfl_xor(u, 16);
+  u = u + t.shfl_xor(u, 8);
+  return u;
+}
+
+// PLANTED MUTANT (SEQ_FOLD) of this arm: the lane sums its 4 squares in sequence, then a 32-lane
+// butterfly. The same products in another order than the tree's.
+template <class Ctx>
+GDN_HDI float head_sumsq_lanes_seq_fold(Ctx& t, const float (&x)[kVec]) {
+  float u = postconv::square(x[0]);
+  for (int e = 1; e < kVec; ++e) u = u + postconv::square(x[e]);
+  for (int m = 16; m >= 1; m /= 2) u = u + t.shfl_xor(u, m);
+  return u;
+}
+
+struct ArmStream {
+  static constexpr ArmSpec spec = {
+      "stream",
+      "(head slot, 64-token program) blocks; a warp per 16 tokens, 4 consecutive features per lane, rows in "
+      "groups of 4, tree-order sum of squares in 8 shuffles; the conv output never stored",
+      kThreads, kStreamMinBlocks, 1, kChunk, 0, 0, 0, 0, 0, -1, GDN_ARM_SHUFFLE, kThreadsFixed, kLayoutNone};
+  // 0: K = 4 fixed; 1: K < 4 in a 4-slot window; 2: K > 4 in kMaxK slots (also the planted build's).
+  static constexpr int kVariants = 3;
+  static int variant(const Params& p) { return p.K == 4 ? 0 : p.K < 4 ? 1 : 2; }
+
+  template <class TX, class TC, class TQ, class M, int V, class Ctx>
+  GDN_HD static void body(const Params& p, Ctx& t) {
+    constexpr int W = V == 2 ? conv::kMaxK : 4;
+    constexpr int H = W - 1;
+    constexpr int R = kStreamRows;
+    const int tid = t.tid();
+    const Span s = program_span(p, t.by());
+    const Slot slot = decode_slot(p, t.bx());
+    if (slot.kind == kSlotGates) {
+      gates_thread(p, s, tid);
+      return;
+    }
+    const int w = t.warp(), lane = t.lane();
+    const int64_t tw = s.t0 + (int64_t)w * kStreamWarpTokens;  // the warp's first token
+    const int64_t left = s.t1 - tw;
+    const int n = left <= 0 ? 0 : (left < kStreamWarpTokens ? (int)left : kStreamWarpTokens);  // warp-uniform
+    if (n == 0) return;
+    const int K = V == 0 ? 4 : p.K;
+    const TX* x = static_cast<const TX*>(p.x);
+    const TX* wt = static_cast<const TX*>(p.w);
+    const int64_t c0 = slot.src_col + kVec * lane;  // channels c0 .. c0 + 3
+    const bool init = has_initial_state(p, s.seq);
+
+    float wr[kVec][W], h[kVec][H], bias[kVec];
+    GDN_UNROLL
+    for (int i = 0; i < kVec; ++i) {
+      bias[i] = p.bias ? conv::load(static_cast<const TX*>(p.bias), c0 + i) : 0.0f;
+      GDN_UNROLL
+      for (int jj = 0; jj < W; ++jj)
+        wr[i][jj] = jj >= W - K ? conv::load(wt, (c0 + i) * K + conv::tap_of_slot(jj, W, K, false)) : 0.0f;
+      GDN_UNROLL
+      for (int j = 0; j < H; ++j) h[i][j] = 0.0f;
+    }
+    // History: h[i][j] = row tw - H + j (slots 1..W-1 of the conv arms' window); rows before the sequence
+    // start come from the old state (only warp 0 of chunk 0 gets there).
+    GDN_UNROLL
+    for (int j = 0; j < H; ++j) {
+      if (j < W - K) continue;  // taps below W-K are skipped: their slots stay 0
+      const int64_t row = tw - H + j;
+      if (row >= s.start) {
+        float v[kVec];
+        load4(x + row * p.x_stride + c0, v);
+        GDN_UNROLL
+        for (int i = 0; i < kVec; ++i) h[i][j] = v[i];
+      } else {
+        GDN_UNROLL
+        for (int i = 0; i < kVec; ++i)
+          h[i][j] = init ? p.state[((int64_t)s.seq * p.C + c0 + i) * (K - 1) + (K - 1) + (row - s.start)] : 0.0f;
+      }
+    }
+    // The final state, by the one thread that read the old state, after its reads: column j = the raw
+    // input at row end - (K-1) + j, or the shifted old state before the start.
+    if (s.first && w == 0) {
+      GDN_UNROLL
+      for (int i = 0; i < kVec; ++i) {
+        float* st = p.state + ((int64_t)s.seq * p.C + c0 + i) * (K - 1);
+        float fin[conv::kMaxK - 1];
+        for (int j = 0; j < K - 1; ++j) {
+          const int64_t row = s.end - (K - 1) + j;
+          fin[j] = row >= s.start ? conv::load(x, row * p.x_stride + c0 + i) : (init ? st[K - 1 + (row - s.start)] : 0.0f);
+        }
+        for (int j = 0; j < K - 1; ++j) st[j] = fin[j];
+      }
+    }
+
+    TQ* dst = static_cast<TQ*>(slot.dst) + tw * slot.dst_row + slot.dst_col + kVec * lane;
+    const TX* xp = x + tw * p.x_stride + c0;
+    const bool qk = slot.kind != kSlotV;
+    const bool no_round = M::is(p, kNoRound);
+    const bool seq_fold = M::is(p, kSeqFold);
+    // Row done: round to the chain's conv_out dtype, the L2 norm for q and k, the store.
+    auto finish_row = [&](float (&y)[kVec], TQ* d) {
+      GDN_UNROLL
+      for (int i = 0; i < kVec; ++i) y[i] = no_round ? y[i] : round_conv<TC>(y[i]);
+      if (qk) {
+        const float inv = postconv::l2_inv(seq_fold ? head_sumsq_lanes_seq_fold(t, y) : head_sumsq_lanes(t, y, lane));
+        GDN_UNROLL
+        for (int i = 0; i < kVec; ++i) y[i] = y[i] * inv;
+      }
+      store4(d, y);
+    };
+
+    int k = 0;
+    for (; k + R <= n; k += R) {
+      float g[R][kVec];
+      GDN_UNROLL
+      for (int r = 0; r < R; ++r) load4(xp + (int64_t)r * p.x_stride, g[r]);
+      float y[R][kVec];
+      bool fast = true;
+      GDN_UNROLL
+      for (int i = 0; i < kVec; ++i) {
+        float buf[H + R];
+        GDN_UNROLL
+        for (int j = 0; j < H; ++j) buf[j] = h[i][j];
+        GDN_UNROLL
+        for (int r = 0; r < R; ++r) buf[H + r] = g[r][i];
+        GDN_UNROLL
+        for (int r = 0; r < R; ++r) {
+          float w_in[W];
+          GDN_UNROLL
+          for (int jj = 0; jj < W; ++jj) w_in[jj] = buf[r + jj];
+          y[r][i] = conv::apply_taps<W>(wr[i], w_in, K, bias[i]);
+          fast = fast & gdn_silu_fast_range(y[r][i]);
+        }
+        GDN_UNROLL
+        for (int j = 0; j < H; ++j) h[i][j] = buf[R + j];
+      }
+      // Two loops rather than a select per element, so the fast path is straight-line code.
+      if (fast) {
+        GDN_UNROLL
+        for (int r = 0; r < R; ++r)
+          GDN_UNROLL
+          for (int i = 0; i < kVec; ++i) y[r][i] = gdn_silu_fast(y[r][i]);
+      } else {
+        GDN_UNROLL
+        for (int r = 0; r < R; ++r)
+          GDN_UNROLL
+          for (int i = 0; i < kVec; ++i) y[r][i] = gdn_silu(y[r][i]);
+      }
+      GDN_UNROLL
+      for (int r = 0; r < R; ++r) finish_row(y[r], dst + (int64_t)r * slot.dst_row);
+      xp += R * p.x_stride;
+      dst += R * slot.dst_row;
+    }
+    for (; k < n; ++k) {  // the last n mod 4 rows
+      float v[kVec], y[kVec];
+      load4(xp, v);
+      GDN_UNROLL
+      for (int i = 0; i < kVec; ++i) {
+        float w_in[W];
+        GDN_UNROLL
+        for (int j = 0; j < H; ++j) w_in[j] = h[i][j];
+        w_in[W - 1] = v[i];
+        y[i] = gdn_silu(conv::apply_taps<W>(wr[i], w_in, K, bias[i]));
+        GDN_UNROLL
+        for (int j = 0; j < H; ++j) h[i][j] = w_in[j + 1];
+      }
+      finish_row(y, dst);
+      xp += p.x_stride;
+      dst += slot.dst_row;
+    }
+  }
+};
+
+}  // namespace fused
+}  // namespace gdn
