@@ -12,7 +12,7 @@ import { Rng } from '../random';
 import * as conv from '../ops/conv';
 import * as postconv from '../ops/postconv';
 import * as fused from '../ops/fused';
-import { compareFused, totalMismatches, FUSED_OUTPUTS } from '../check/fused';
+import { compareFused, totalMismatches, checkedFusedArms, FUSED_OUTPUTS } from '../check/fused';
 import { copyOp } from '../ops/copy';
 import { timeArms, TimingCase, TimingResult, TimingOptions } from '../analysis/timing';
 import { projectRoot } from '../native/gdn';
@@ -348,18 +348,32 @@ export function fusedBenchShapes(quick = false): FusedBenchShape[] {
 }
 
 /**
- * The fused op beside the two-op chain it replaces, in one run per shape: fused head-tile, the fastest
- * correct conv arm (vec/exact) and post-conv arm (token-tile), and a device copy of the fused op's own
- * traffic (x read, q/k/v/g/beta written, a/b read, the state read and written). Before timing, the fused
- * outputs and the vec → token-tile chain's are compared bit for bit with the reference chain
- * conv(scalar) → post-conv(tree) at the benchmark shape; a row that differs is marked incorrect.
+ * The conv arm/mapping of the timed chain: `stream`/exact where libgdn lists a conv arm `stream`, else
+ * `vec`/exact. A fixed rule rather than "the fastest arm of this run", so that the chain a fused ratio
+ * is taken against is the same in every run on every machine with the same library.
+ */
+export function fusedChainConv(): { arm: conv.ConvArm; mapping: conv.ConvMapping } {
+  return { arm: arms('conv').some((a) => a.name === 'stream') ? 'stream' : 'vec', mapping: 'exact' };
+}
+
+/**
+ * The fused op beside the two-op chain it replaces, in one run per shape: every correct fused arm
+ * (checkedFusedArms: all the registry lists but planted mutants), the chain's conv step
+ * (fusedChainConv) and post-conv step (token-tile), and a device copy of the fused op's own traffic
+ * (x read, q/k/v/g/beta written, a/b read, the state read and written). Before timing, each fused arm's
+ * outputs and the chain's are compared bit for bit with the reference chain conv(scalar) → post-conv(tree)
+ * at the benchmark shape; a row that differs is marked incorrect. The chain row (sum of the two step
+ * medians) gives fused / chain for every fused arm.
  */
 export async function benchFused(opts: BenchOptions): Promise<BenchReport> {
   const backend = opts.backend;
   const report: BenchReport = { op: 'fused', revision: revision(), provenance: null, torch: { error: 'bench/torch_reference.py has no fused case; bench conv and bench postconv time each step against PyTorch' }, rows: [], copies: [], torchRows: [], stops: [] };
   const K = 4;
   const D = fused.FUSED_HEAD_DIM;
-  if (opts.arms && opts.arms.length) throw new RangeError('arms: bench fused times its fixed set (fused head-tile, the vec → token-tile chain); use --shapes to pick shapes');
+  const fusedArms = checkedFusedArms();
+  const chainConv = fusedChainConv();
+  const chainName = `${chainConv.arm} → token-tile`;
+  if (opts.arms && opts.arms.length) throw new RangeError(`arms: bench fused times its fixed set (fused ${fusedArms.join(', ')}; the ${chainName} chain); use --shapes to pick shapes`);
   for (const shape of selectShapes(fusedBenchShapes(opts.quick), opts)) {
     const T = shape.lengths.reduce((a, b) => a + b, 0);
     const N = shape.lengths.length;
@@ -381,46 +395,65 @@ export async function benchFused(opts: BenchOptions): Promise<BenchReport> {
     };
     const fopts: fused.FusedOptions = { ...dims, convDtype: 'bf16', qkvDtype: 'bf16', backend };
     const convInputs = { x: inputs.x, weight: inputs.weight, queryStartLoc: qsl, hasInitialState: shape.initialState, convState: inputs.convState };
-    // ---- validation at the benchmark shape
-    const ref = await fused.chain(inputs, fopts);
-    const got = await fused.forward(inputs, fopts);
-    const fusedDiff = compareFused(got, ref);
-    got.release();
-    const convFast = await conv.forward(convInputs, { arm: 'vec', mapping: 'exact', outDtype: 'bf16', backend });
-    const postFast = await postconv.forward({ convOut: convFast.out, a: inputs.a, b: inputs.b, ALog: inputs.ALog, dtBias: inputs.dtBias }, { ...dims, arm: 'token-tile', qkvDtype: 'bf16', backend });
-    const chainDiff = compareFused({ ...postFast, convState: convFast.convState, release: () => undefined }, ref);
-    ref.release();
-    const fusedOk = totalMismatches(fusedDiff) === 0;
-    const chainOk = totalMismatches(chainDiff) === 0;
-    const describeDiff = (m: typeof fusedDiff) => FUSED_OUTPUTS.map((o) => `${o} ${m[o]}`).join(', ');
-    if (!fusedOk) opts.log?.(`fused ${shape.id}: MISMATCH vs conv(scalar)→post-conv(tree): ${describeDiff(fusedDiff)}`);
-    if (!chainOk) opts.log?.(`fused ${shape.id}: vec→token-tile chain MISMATCH vs the reference chain: ${describeDiff(chainDiff)}`);
-    // ---- timing: fused, conv vec/exact, post-conv token-tile and a copy of the fused traffic, interleaved
-    const bytes = fused.fusedBytes(T, dims, { xBytes: 2, qkvBytes: 2, gateBytes: 2, N, K });
-    const ops = [
-      { label: 'fused head-tile', op: fused.prepareTimed(inputs, fopts, 'fused head-tile'), meta: { arm: 'fused head-tile', note: fusedOk ? 'bits == conv(scalar)→post-conv(tree)' : `MISMATCH: ${describeDiff(fusedDiff)}` } },
-      { label: 'conv vec/exact', op: conv.prepareTimed(convInputs, { arm: 'vec', mapping: 'exact', outDtype: 'bf16', backend }, 'conv vec/exact'), meta: { arm: 'conv vec', mapping: 'exact', note: 'step 1 of the chain; ×copy vs the fused traffic' } },
-      { label: 'postconv token-tile', op: postconv.prepareTimed({ convOut: convFast.out, a: inputs.a, b: inputs.b, ALog: inputs.ALog, dtBias: inputs.dtBias }, { ...dims, arm: 'token-tile', qkvDtype: 'bf16', backend }, 'postconv token-tile'), meta: { arm: 'postconv token-tile', note: 'step 2 of the chain; ×copy vs the fused traffic' } },
-    ];
+    const describeDiff = (m: ReturnType<typeof compareFused>) => FUSED_OUTPUTS.map((o) => `${o} ${m[o]}`).join(', ');
+    const convLabel = `conv ${chainConv.arm}/${chainConv.mapping}`;
+    const ops: { label: string; op: ReturnType<typeof fused.prepareTimed>; meta: Record<string, unknown> }[] = [];
+    let convFast: conv.ConvResult | null = null;
+    let postFast: postconv.PostconvResult | null = null;
     try {
+      // ---- validation at the benchmark shape: every fused arm and the chain against the reference chain
+      const checked: { arm: string; label: string; mismatches: number; ranNote: string; diff: string }[] = [];
+      let chainMismatches = 0;
+      let chainDiff = '';
+      const ref = await fused.chain(inputs, fopts);
+      try {
+        for (const arm of fusedArms) {
+          const got = await fused.forward(inputs, { ...fopts, arm });
+          const d = compareFused(got, ref);
+          // A fallback is named: the row then times the arm that ran, under the name asked for.
+          checked.push({ arm, label: `fused ${arm}`, mismatches: totalMismatches(d), ranNote: got.launch.arm === arm ? '' : `; fell back to ${got.launch.arm}`, diff: describeDiff(d) });
+          got.release();
+        }
+        convFast = await conv.forward(convInputs, { ...chainConv, outDtype: 'bf16', backend });
+        postFast = await postconv.forward({ convOut: convFast.out, a: inputs.a, b: inputs.b, ALog: inputs.ALog, dtBias: inputs.dtBias }, { ...dims, arm: 'token-tile', qkvDtype: 'bf16', backend });
+        const d = compareFused({ ...postFast, convState: convFast.convState, release: () => undefined }, ref);
+        chainMismatches = totalMismatches(d);
+        chainDiff = describeDiff(d);
+      } finally {
+        ref.release();
+      }
+      for (const f of checked) if (f.mismatches) opts.log?.(`fused ${shape.id}: ${f.label} MISMATCH vs conv(scalar)→post-conv(tree): ${f.diff}`);
+      if (chainMismatches) opts.log?.(`fused ${shape.id}: ${chainName} chain MISMATCH vs the reference chain: ${chainDiff}`);
+      // ---- timing: every fused arm, the chain's conv and post-conv steps and a copy of the fused traffic, interleaved
+      const bytes = fused.fusedBytes(T, dims, { xBytes: 2, qkvBytes: 2, gateBytes: 2, N, K });
+      const convRan = `${convFast.contract.arm}/${convFast.contract.mapping}`;
+      const mismatchOf = new Map<string, number>([[convLabel, chainMismatches], ['postconv token-tile', chainMismatches]]);
+      for (const f of checked) {
+        mismatchOf.set(f.label, f.mismatches);
+        ops.push({ label: f.label, op: fused.prepareTimed(inputs, { ...fopts, arm: f.arm }, f.label), meta: { arm: f.label, note: (f.mismatches ? `MISMATCH: ${f.diff}` : 'bits == conv(scalar)→post-conv(tree)') + f.ranNote } });
+      }
+      ops.push({ label: convLabel, op: conv.prepareTimed(convInputs, { ...chainConv, outDtype: 'bf16', backend }, convLabel),
+        meta: { arm: `conv ${chainConv.arm}`, mapping: chainConv.mapping, note: `step 1 of the ${chainName} chain${convRan === `${chainConv.arm}/${chainConv.mapping}` ? '' : ` (ran ${convRan})`}; ×copy vs the fused traffic` } });
+      ops.push({ label: 'postconv token-tile', op: postconv.prepareTimed({ convOut: convFast.out, a: inputs.a, b: inputs.b, ALog: inputs.ALog, dtBias: inputs.dtBias }, { ...dims, arm: 'token-tile', qkvDtype: 'bf16', backend }, 'postconv token-tile'),
+        meta: { arm: 'postconv token-tile', note: `step 2 of the ${chainName} chain; ×copy vs the fused traffic` } });
       const first = report.rows.length;
       await timeShape(report, shape.id, bytes, opts,
         ops.map((o) => ({ label: o.label, op: o.op, meta: { ...o.meta, shape: shape.id, T, ...dims, K, dtype: 'bf16' } })),
-        (label) => (label === 'fused head-tile' ? totalMismatches(fusedDiff) : totalMismatches(chainDiff)));
+        (label) => mismatchOf.get(label)!);
       const rows = report.rows.slice(first);
-      const f = rows.find((r) => r.arm === 'fused head-tile')!;
-      const c1 = rows.find((r) => r.arm === 'conv vec')!;
+      const c1 = rows.find((r) => r.arm === `conv ${chainConv.arm}`)!;
       const c2 = rows.find((r) => r.arm === 'postconv token-tile')!;
       const chainUs = c1.medianUs + c2.medianUs;
       const copyUs = report.copies[report.copies.length - 1].medianUs;
+      const ratios = checked.map((f) => `${f.label} / chain = ${(rows.find((r) => r.arm === f.label)!.medianUs / chainUs).toFixed(3)}`).join('; ');
       report.rows.push({
-        shape: shape.id, arm: 'chain vec → token-tile', correct: chainOk, mismatches: totalMismatches(chainDiff), medianUs: chainUs, p10Us: NaN, p90Us: NaN, n: Math.min(c1.n, c2.n),
-        bytes, gbps: bytes / (chainUs * 1e3), xCopy: chainUs / copyUs, note: `sum of the two medians; fused / chain = ${(f.medianUs / chainUs).toFixed(3)}`,
+        shape: shape.id, arm: `chain ${chainName}`, correct: chainMismatches === 0, mismatches: chainMismatches, medianUs: chainUs, p10Us: NaN, p90Us: NaN, n: Math.min(c1.n, c2.n),
+        bytes, gbps: bytes / (chainUs * 1e3), xCopy: chainUs / copyUs, note: `sum of the two medians (${convLabel} + postconv token-tile); ${ratios}`,
       });
     } finally {
       for (const o of ops) o.op.release();
-      convFast.release();
-      postFast.release();
+      postFast?.release();
+      convFast?.release();
       packed.release();
       for (const t of [inputs.x, inputs.weight, inputs.convState, inputs.ALog, inputs.dtBias]) t.release();
     }
@@ -432,7 +465,7 @@ export async function benchFused(opts: BenchOptions): Promise<BenchReport> {
 /**
  * vLLM's own Triton conv and post-conv (bench/vllm_reference.py, same GPU, same invocation, its own
  * process and its own copy) on each fused shape: one row per shape with the sum of the two medians, and
- * fused / (vLLM conv + post-conv) in its note. vLLM is less exact than the chain (SPEC "Numbers worth
+ * (fused arm) / (vLLM conv + post-conv) for every fused arm timed at the shape in its note. vLLM is less exact than the chain (SPEC "Numbers worth
  * knowing"), so its row is marked as not bit-identical.
  */
 function attachVllmChain(report: BenchReport, opts: BenchOptions): void {
@@ -455,17 +488,18 @@ function attachVllmChain(report: BenchReport, opts: BenchOptions): void {
   for (const s of shapes) {
     const c = byId.get(`${s.id} conv`);
     const p = byId.get(`${s.id} postconv`);
-    const f = report.rows.find((r) => r.shape === s.id && r.arm === 'fused head-tile');
+    // Every fused arm timed at this shape (benchFused labels them 'fused <arm>'), each with its ratio.
+    const fusedRows = report.rows.filter((r) => r.shape === s.id && r.arm.startsWith('fused '));
     const copy = report.copies.find((x) => x.shape === s.id);
-    if (!c || !p || !f || !copy) continue;
+    if (!c || !p || !fusedRows.length || !copy) continue;
     const us = c.median_us + p.median_us;
     const trustC = baselineTrust(c);
     const trustP = baselineTrust(p);
     const trusted = trustC.ok && trustP.ok;
     report.rows.push({
       shape: s.id, arm: 'vLLM conv + post-conv', correct: false, mismatches: NaN, medianUs: us, p10Us: NaN, p90Us: NaN, n: Math.min(c.n, p.n),
-      bytes: f.bytes, gbps: f.bytes / (us * 1e3), xCopy: us / copy.medianUs,
-      note: `${trusted ? '' : `NOT COMPARABLE: conv: ${trustC.note} post-conv: ${trustP.note}`}vLLM ${head.vllm} (its own process): conv ${c.median_us.toFixed(1)} µs (${c.x_copy.toFixed(2)}x its copy) + post-conv ${p.median_us.toFixed(1)} µs (${p.x_copy.toFixed(2)}x)${trusted ? `; fused / vLLM = ${(f.medianUs / us).toFixed(3)}` : ''}; not bit-exact (bf16-rounded products, approximate softplus)`,
+      bytes: fusedRows[0].bytes, gbps: fusedRows[0].bytes / (us * 1e3), xCopy: us / copy.medianUs,
+      note: `${trusted ? '' : `NOT COMPARABLE: conv: ${trustC.note} post-conv: ${trustP.note}`}vLLM ${head.vllm} (its own process): conv ${c.median_us.toFixed(1)} µs (${c.x_copy.toFixed(2)}x its copy) + post-conv ${p.median_us.toFixed(1)} µs (${p.x_copy.toFixed(2)}x)${trusted ? `; ${fusedRows.map((f) => `${f.arm} / vLLM = ${(f.medianUs / us).toFixed(3)}`).join('; ')}` : ''}; not bit-exact (bf16-rounded products, approximate softplus)`,
     });
   }
 }

@@ -2,12 +2,15 @@
 // -> post-conv (tree), bit for bit on q, k, v, g, beta and the final conv state, over dtypes (the
 // intermediate rounding included), varlen batches with and without initial state, chunk boundaries,
 // K, bias, padded x rows, packed a/b views and the Qwen3.5-4B and 27B head layouts; on CUDA also
-// fused-on-CUDA against fused-on-host; and the planted mutants, which the suite must catch.
+// fused-on-CUDA against fused-on-host; and the planted mutants, which the suite must catch. Every fused
+// arm libgdn's registry lists (checkedFusedArms) runs through all of it: an arm added to the registry is
+// checked, mutant-run, benchmarked and sanitized without a change here.
 
 import { Tensor } from '../tensor';
 import { Backend } from '../backend';
 import * as fused from '../ops/fused';
-import { FusedMutant, FusedOutputs, FUSED_MUTANTS } from '../ops/fused';
+import { FusedArm, FusedMutant, FusedOutputs, FUSED_MUTANTS } from '../ops/fused';
+import { armIsMutant } from '../ops/arms';
 import { countBitMismatches } from './bits';
 import { diff, DiffResult, DiffOptions } from '../analysis/diff';
 import { postconvCoordinates, plainCoordinates } from '../analysis/coordinates';
@@ -67,8 +70,18 @@ export function makeFusedInputs(c: FusedCase): fused.FusedInputs {
   };
 }
 
-export function fusedOptions(c: FusedCase, backend: Backend, mutant: FusedMutant | null = null): fused.FusedOptions {
-  return { Hk: c.Hk, Hv: c.Hv, Dk: fused.FUSED_HEAD_DIM, Dv: fused.FUSED_HEAD_DIM, convDtype: c.convDtype, qkvDtype: c.qkvDtype, backend, mutant };
+export function fusedOptions(c: FusedCase, backend: Backend, mutant: FusedMutant | null = null, arm?: FusedArm): fused.FusedOptions {
+  return { Hk: c.Hk, Hv: c.Hv, Dk: fused.FUSED_HEAD_DIM, Dv: fused.FUSED_HEAD_DIM, convDtype: c.convDtype, qkvDtype: c.qkvDtype, backend, mutant, ...(arm === undefined ? {} : { arm }) };
+}
+
+/**
+ * The fused arms that must equal the chain: every arm of fusedArms() (libgdn's registry, in id order)
+ * except those the library flags as planted mutants, which are wrong on purpose. The fused family has
+ * no reference arm (the chain is its reference), so none is left out for being one.
+ */
+export function checkedFusedArms(): FusedArm[] {
+  // fusedArms() is in id order, so a name's index is its id.
+  return fused.fusedArms().filter((_, id) => !armIsMutant('fused', id));
 }
 
 const DTS: Dt[] = ['f32', 'bf16'];
@@ -147,6 +160,10 @@ export function totalMismatches(m: Mismatches): number {
 
 export interface FusedCaseResult {
   case: string;
+  /** The fused arm asked for. */
+  arm: FusedArm;
+  /** The arm the launch reports it ran (differs where the arm falls back). */
+  armRan: FusedArm;
   backend: string;
   mutant: FusedMutant | null;
   /** Mismatching elements per output, fused vs the chain on the same backend. */
@@ -156,46 +173,61 @@ export interface FusedCaseResult {
 
 export interface FusedCheckReport {
   backend: string;
+  /** The fused arms run, in registry order; results hold one entry per (case, arm). */
+  arms: FusedArm[];
   results: FusedCaseResult[];
   failures: FusedCaseResult[];
-  /** CUDA only: fused on CUDA vs fused on the host, per case. */
-  crossBackend: { case: string; mismatches: Mismatches; ok: boolean }[];
+  /** CUDA only: each arm on CUDA vs the same arm on the host, per case. */
+  crossBackend: { case: string; arm: FusedArm; mismatches: Mismatches; ok: boolean }[];
 }
 
 export async function checkFused(opts: {
   backend: Backend;
   hostBackend?: Backend;
   cases?: FusedCase[];
+  /** The fused arms to compare with the chain (default: checkedFusedArms()). */
+  arms?: FusedArm[];
   mutant?: FusedMutant | null;
   onCase?: (done: number, total: number, name: string) => void;
 }): Promise<FusedCheckReport> {
   const cases = opts.cases ?? fusedMatrix();
+  const arms = opts.arms ?? checkedFusedArms();
+  if (!Array.isArray(arms) || arms.length === 0) throw new RangeError(`arms: expected at least one fused arm (libgdn lists ${fused.fusedArms().join(', ')}), got ${JSON.stringify(opts.arms)}`);
+  const mutant = opts.mutant ?? null;
   const results: FusedCaseResult[] = [];
   const crossBackend: FusedCheckReport['crossBackend'] = [];
   let done = 0;
   for (const c of cases) {
     const inputs = makeFusedInputs(c);
+    // One chain per case serves every arm: the reference does not depend on the arm under test.
     const ref = await fused.chain(inputs, fusedOptions(c, opts.backend));
     try {
-      const r = await fused.forward(inputs, fusedOptions(c, opts.backend, opts.mutant ?? null));
-      const m = compareFused(r, ref);
-      results.push({ case: c.name, backend: opts.backend.kind, mutant: opts.mutant ?? null, mismatches: m, ok: totalMismatches(m) === 0 });
-      if (opts.hostBackend && opts.backend.kind === 'cuda') {
-        const host = await fused.forward(inputs, fusedOptions(c, opts.hostBackend, opts.mutant ?? null));
-        const x = compareFused(r, host);
-        crossBackend.push({ case: c.name, mismatches: x, ok: totalMismatches(x) === 0 });
-        host.release();
+      for (const arm of arms) {
+        const r = await fused.forward(inputs, fusedOptions(c, opts.backend, mutant, arm));
+        try {
+          const m = compareFused(r, ref);
+          results.push({ case: c.name, arm, armRan: r.launch.arm, backend: opts.backend.kind, mutant, mismatches: m, ok: totalMismatches(m) === 0 });
+          if (opts.hostBackend && opts.backend.kind === 'cuda') {
+            const host = await fused.forward(inputs, fusedOptions(c, opts.hostBackend, mutant, arm));
+            const x = compareFused(r, host);
+            crossBackend.push({ case: c.name, arm, mismatches: x, ok: totalMismatches(x) === 0 });
+            host.release();
+          }
+        } finally {
+          r.release();
+        }
       }
-      r.release();
     } finally {
       ref.release();
     }
     opts.onCase?.(++done, cases.length, c.name);
   }
-  return { backend: opts.backend.kind, results, failures: results.filter((r) => !r.ok), crossBackend };
+  return { backend: opts.backend.kind, arms: [...arms], results, failures: results.filter((r) => !r.ok), crossBackend };
 }
 
 export interface FusedMutantOutcome {
+  /** The fused arm whose planted build ran. */
+  arm: FusedArm;
   mutant: FusedMutant;
   caught: boolean;
   /** Cases (of those that can show it) in which the mutant differs from the chain. */
@@ -210,30 +242,33 @@ export interface FusedMutantOutcome {
 }
 
 /**
- * Runs each planted mutant through the suite. seq-fold changes only the f32 sum of squares, so the cases
- * with f32 q/k must catch it; no-round changes every conv output that bf16 does not represent, so the cases
- * with a bf16 conv dtype must catch it.
+ * Runs each planted mutant through the suite, in every arm (each arm has its own planted build, so a
+ * mutant caught in one arm says nothing of another): one outcome per (arm, mutant), arms in registry
+ * order. seq-fold changes only the f32 sum of squares, so the cases with f32 q/k must catch it; no-round
+ * changes every conv output that bf16 does not represent, so the cases with a bf16 conv dtype must catch it.
  */
-export async function runFusedMutants(backend: Backend, cases = fusedMatrix({ quick: true })): Promise<FusedMutantOutcome[]> {
+export async function runFusedMutants(backend: Backend, cases = fusedMatrix({ quick: true }), arms: FusedArm[] = checkedFusedArms()): Promise<FusedMutantOutcome[]> {
   const out: FusedMutantOutcome[] = [];
-  for (const mutant of FUSED_MUTANTS) {
-    const relevant = cases.filter((c) => (mutant === 'seq-fold' ? c.qkvDtype === 'f32' : c.convDtype === 'bf16'));
-    const report = await checkFused({ backend, cases: relevant, mutant });
-    const sum = {} as Mismatches;
-    for (const o of FUSED_OUTPUTS) sum[o] = report.results.reduce((s, r) => s + r.mismatches[o], 0);
-    const caughtCases = report.failures.length;
-    const o: FusedMutantOutcome = {
-      mutant, caught: caughtCases > 0, caughtCases, cases: relevant.length, mismatches: sum,
-      detail: `differs from the chain in ${caughtCases}/${relevant.length} ${mutant === 'seq-fold' ? 'f32-q/k' : 'bf16-conv'} cases (${FUSED_OUTPUTS.map((x) => `${x} ${sum[x]}`).join(', ')})`,
-    };
-    if (mutant === 'seq-fold') {
-      const bf16 = cases.filter((c) => c.qkvDtype === 'bf16' && c.convDtype === 'f32').slice(0, 4);
-      const r16 = await checkFused({ backend, cases: bf16, mutant });
-      o.caughtInBf16 = r16.failures.length;
-      o.bf16Cases = bf16.length;
-      o.detail += `; in ${o.caughtInBf16}/${o.bf16Cases} bf16-q/k cases`;
+  for (const arm of arms) {
+    for (const mutant of FUSED_MUTANTS) {
+      const relevant = cases.filter((c) => (mutant === 'seq-fold' ? c.qkvDtype === 'f32' : c.convDtype === 'bf16'));
+      const report = await checkFused({ backend, cases: relevant, arms: [arm], mutant });
+      const sum = {} as Mismatches;
+      for (const o of FUSED_OUTPUTS) sum[o] = report.results.reduce((s, r) => s + r.mismatches[o], 0);
+      const caughtCases = report.failures.length;
+      const o: FusedMutantOutcome = {
+        arm, mutant, caught: caughtCases > 0, caughtCases, cases: relevant.length, mismatches: sum,
+        detail: `differs from the chain in ${caughtCases}/${relevant.length} ${mutant === 'seq-fold' ? 'f32-q/k' : 'bf16-conv'} cases (${FUSED_OUTPUTS.map((x) => `${x} ${sum[x]}`).join(', ')})`,
+      };
+      if (mutant === 'seq-fold') {
+        const bf16 = cases.filter((c) => c.qkvDtype === 'bf16' && c.convDtype === 'f32').slice(0, 4);
+        const r16 = await checkFused({ backend, cases: bf16, arms: [arm], mutant });
+        o.caughtInBf16 = r16.failures.length;
+        o.bf16Cases = bf16.length;
+        o.detail += `; in ${o.caughtInBf16}/${o.bf16Cases} bf16-q/k cases`;
+      }
+      out.push(o);
     }
-    out.push(o);
   }
   return out;
 }
@@ -250,17 +285,23 @@ export async function fusedCommand(args: Args, backend: Backend): Promise<number
     let failed = report.failures.length + report.crossBackend.filter((x) => !x.ok).length;
     const out: Record<string, unknown> = { backend: backend.kind, device: backend.info().name, equivalence: report };
     const fmt = (m: Mismatches) => FUSED_OUTPUTS.map((o) => `${o} ${m[o]}`).join(', ');
+    // Arm names padded to one width keep the case names in one column.
+    const width = Math.max(...report.arms.map((a) => a.length));
+    const ran = (r: FusedCaseResult) => (r.armRan === r.arm ? '' : ` (ran ${r.armRan})`);
     if (!json) {
-      for (const r of report.results) console.log(`${r.ok ? 'ok  ' : 'FAIL'} ${r.case}: fused vs conv(scalar)→post-conv(tree) — ${fmt(r.mismatches)}`);
-      for (const x of report.crossBackend) if (!x.ok) console.log(`FAIL cuda vs host (fused) ${x.case}: ${fmt(x.mismatches)}`);
-      console.log(`equivalence: ${report.results.length} cases, ${report.failures.length} mismatching${report.crossBackend.length ? `; cuda==host on ${report.crossBackend.filter((x) => x.ok).length}/${report.crossBackend.length}` : ''}`);
+      for (const r of report.results) console.log(`${r.ok ? 'ok  ' : 'FAIL'} ${r.arm.padEnd(width)} ${r.case}${ran(r)}: fused vs conv(scalar)→post-conv(tree) — ${fmt(r.mismatches)}`);
+      for (const x of report.crossBackend) if (!x.ok) console.log(`FAIL cuda vs host (fused ${x.arm}) ${x.case}: ${fmt(x.mismatches)}`);
+      const perArm = report.arms.map((a) => `${a} ${report.failures.filter((r) => r.arm === a).length}`).join(', ');
+      const cases = new Set(report.results.map((r) => r.case)).size;
+      console.log(`equivalence: ${cases} cases × ${report.arms.length} arm${report.arms.length === 1 ? '' : 's'} = ${report.results.length} comparisons, ${report.failures.length} mismatching (${perArm})`
+        + (report.crossBackend.length ? `; cuda==host on ${report.crossBackend.filter((x) => x.ok).length}/${report.crossBackend.length}` : ''));
     }
     if (args.flags.has('mutants')) {
-      const mutants = await runFusedMutants(backend);
+      const mutants = await runFusedMutants(backend, undefined, report.arms);
       out.mutants = mutants;
       for (const m of mutants) {
         if (!m.caught) failed++;
-        if (!json) console.log(`${m.caught ? 'caught' : 'MISSED'} mutant ${m.mutant}: ${m.detail}`);
+        if (!json) console.log(`${m.caught ? 'caught' : 'MISSED'} ${m.arm.padEnd(width)} mutant ${m.mutant}: ${m.detail}`);
       }
     }
     if (json) console.log(JSON.stringify(out, null, 2));

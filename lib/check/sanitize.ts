@@ -10,7 +10,7 @@ import { makeConvInputs } from './conv';
 import { makePostconvInputs } from './postconv';
 import { arms } from '../ops/arms';
 import * as fused from '../ops/fused';
-import { makeFusedInputs, fusedOptions, FusedCase } from './fused';
+import { makeFusedInputs, fusedOptions, checkedFusedArms, FusedCase } from './fused';
 
 export async function sanitizeWorkload(backend: Backend, log: (line: string) => void): Promise<number> {
   let launches = 0;
@@ -54,15 +54,18 @@ export async function sanitizeWorkload(backend: Backend, log: (line: string) => 
     }
   }
   // The fused op: a varlen batch with an empty sequence, one shorter than K-1 and one crossing a 64-token
-  // chunk, with state; bf16 and f32 paths, K = 4 and K = 6 (the two window widths), and both planted mutants.
+  // chunk, with state; bf16 and f32 paths, K = 4 and K = 6 (the two window widths), and both planted mutants,
+  // in every correct fused arm the registry lists (each has its own kernels and its own planted builds).
   const fusedCase: FusedCase = { name: 'sanitize', Hk: 1, Hv: 2, K: 4, lengths: [0, 2, 70, 9], initialState: [true, true, true, false],
     maskDtype: 'i8', bias: true, xDtype: 'bf16', convDtype: 'bf16', qkvDtype: 'bf16', gateDtype: 'bf16', xRowStride: 520, packedWidth: 7, bOffset: 1, aOffset: 4, seed: 11 };
-  for (const [K, dt, mutant] of [[4, 'bf16', null], [6, 'f32', null], [4, 'f32', 'seq-fold'], [4, 'bf16', 'no-round']] as const) {
-    const c = { ...fusedCase, K, xDtype: dt, convDtype: dt, qkvDtype: dt, gateDtype: dt };
-    const r = await fused.forward(makeFusedInputs(c), fusedOptions(c, backend, mutant));
-    log(`fused head-tile K=${K} ${dt}${mutant ? ` (mutant ${mutant})` : ''}`);
-    r.release();
-    launches++;
+  for (const arm of checkedFusedArms()) {
+    for (const [K, dt, mutant] of [[4, 'bf16', null], [6, 'f32', null], [4, 'f32', 'seq-fold'], [4, 'bf16', 'no-round']] as const) {
+      const c = { ...fusedCase, K, xDtype: dt, convDtype: dt, qkvDtype: dt, gateDtype: dt };
+      const r = await fused.forward(makeFusedInputs(c), fusedOptions(c, backend, mutant, arm));
+      log(`fused ${arm} K=${K} ${dt}${mutant ? ` (mutant ${mutant})` : ''}${r.launch.arm === arm ? '' : ` (ran ${r.launch.arm})`}`);
+      r.release();
+      launches++;
+    }
   }
   const out = matmulNT(Tensor.random([7, 33], 'bf16', { seed: 1 }), Tensor.random([19, 33], 'bf16', { seed: 2 }), { backend });
   out.release();

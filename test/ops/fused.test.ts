@@ -2,12 +2,15 @@ import { strict as assert } from 'assert';
 import { Tensor } from '../../lib/tensor';
 import * as fused from '../../lib/ops/fused';
 import {
-  checkFused, fusedMatrix, makeFusedInputs, fusedOptions, runFusedMutants, compareFused, totalMismatches, diffFused, FusedCase, FUSED_OUTPUTS,
+  checkFused, checkedFusedArms, fusedMatrix, makeFusedInputs, fusedOptions, runFusedMutants, compareFused, totalMismatches, diffFused, FusedCase, FUSED_OUTPUTS,
 } from '../../lib/check/fused';
+import { armByName, armIsMutant } from '../../lib/ops/arms';
 import { countBitMismatches } from '../../lib/check/bits';
 import { forEachBackend, openBackend } from '../backends';
 
 const zero = { q: 0, k: 0, v: 0, g: 0, beta: 0, convState: 0 };
+// Read when the file loads, from libgdn's registry: an arm added there is tested with no change here.
+const ARMS = checkedFusedArms();
 
 forEachBackend((backend, kind) => {
   describe('fused conv→post-conv == conv(scalar) → post-conv(tree), bit for bit on every output and the state', function () {
@@ -15,10 +18,32 @@ forEachBackend((backend, kind) => {
     for (const c of fusedMatrix({ quick: true })) {
       it(c.name, async () => {
         const report = await checkFused({ backend: backend(), hostBackend: kind === 'cuda' ? openBackend('host') : undefined, cases: [c] });
-        assert.deepEqual(report.results[0].mismatches, zero);
-        for (const x of report.crossBackend) assert.deepEqual(x.mismatches, zero, 'cuda != host');
+        assert.deepEqual(report.results.map((r) => r.arm), ARMS, 'one result per arm, in registry order');
+        for (const r of report.results) assert.deepEqual(r.mismatches, zero, `fused ${r.arm} != chain`);
+        if (kind === 'cuda') assert.deepEqual(report.crossBackend.map((x) => x.arm), ARMS, 'one cuda-vs-host comparison per arm');
+        for (const x of report.crossBackend) assert.deepEqual(x.mismatches, zero, `fused ${x.arm}: cuda != host`);
       });
     }
+
+    it('covers every arm libgdn lists but the planted mutants, and only those', async () => {
+      const c = fusedMatrix({ quick: true })[0];
+      const report = await checkFused({ backend: backend(), cases: [c] });
+      // Computed from the registry here, not from checkedFusedArms(), so a filter that drops an arm shows.
+      const expected = fused.fusedArms().filter((_, id) => !armIsMutant('fused', id));
+      assert.ok(expected.includes('head-tile'), `head-tile missing from ${expected.join(', ')}`);
+      assert.deepEqual(report.arms, expected);
+      assert.deepEqual([...new Set(report.results.map((r) => r.arm))], expected);
+      assert.equal(report.results.length, expected.length);
+      // An arm runs as itself or as the fallback the registry declares for it, never as another arm.
+      for (const r of report.results) assert.ok([r.arm, armByName('fused', r.arm).fallback].includes(r.armRan), `${r.arm} ran ${r.armRan}`);
+    });
+
+    it('runs exactly the arms asked for; an empty list is refused', async () => {
+      const c = fusedMatrix({ quick: true })[0];
+      const report = await checkFused({ backend: backend(), cases: [c], arms: ['head-tile'] });
+      assert.deepEqual(report.results.map((r) => r.arm), ['head-tile']);
+      await assert.rejects(checkFused({ backend: backend(), cases: [c], arms: [] }), /arms: expected at least one fused arm/);
+    });
   });
 
   describe('fused: what the comparison rests on', function () {
@@ -28,67 +53,87 @@ forEachBackend((backend, kind) => {
       xDtype: 'bf16', convDtype: 'bf16', qkvDtype: 'f32', gateDtype: 'bf16', xRowStride: 1024, packedWidth: 13, bOffset: 1, aOffset: 7, seed: 42,
     };
 
-    it('writes every element (no poison left) and changes the state of non-empty sequences only', async () => {
-      const inputs = makeFusedInputs(c);
-      const r = await fused.forward(inputs, fusedOptions(c, backend()));
-      for (const o of ['q', 'k', 'v', 'g', 'beta'] as const) {
-        const bits = r[o].bits() as Uint32Array;
-        assert.ok(!bits.includes(0x7fc0dead), `${o} holds the poison pattern`);
-      }
+    it('the default arm is head-tile, with its launch shape', async () => {
+      const r = await fused.forward(makeFusedInputs(c), fusedOptions(c, backend()));
+      assert.equal(r.requested, 'head-tile');
       assert.deepEqual(r.launch, { arm: 'head-tile', threadsPerBlock: 128, grid: [2 * 2 + 4 + 1, 2 + 1 + 1], tokensPerProgram: 64 });
-      // sequence 1 is empty: its state row is untouched; the others changed
-      const C = 1024;
-      const before = inputs.convState.bits() as Uint32Array;
-      const after = r.convState.bits() as Uint32Array;
-      const row = (s: number, a: Uint32Array) => Array.from(a.subarray(s * C * 3, (s + 1) * C * 3));
-      assert.deepEqual(row(1, after), row(1, before));
-      for (const s of [0, 2, 3]) assert.notDeepEqual(row(s, after), row(s, before));
       r.release();
     });
 
-    it('the f32 q/k outputs see orders the bf16 outputs hide: the comparison is made in f32 too', async () => {
-      const inputs = makeFusedInputs(c);
-      const ref = await fused.chain(inputs, fusedOptions(c, backend()));
-      const mut = await fused.forward(inputs, fusedOptions(c, backend(), 'seq-fold'));
-      const diff = compareFused(mut, ref);
-      assert.ok(diff.q + diff.k > 100, `seq-fold changes only ${diff.q + diff.k} f32 q/k elements`);
-      assert.equal(diff.v + diff.g + diff.beta + diff.convState, 0, 'seq-fold touches q and k only');
-      assert.equal(mut.mutant, 'seq-fold');
-      // the same through diff(): the counts agree, mismatches carry (token, head, feature) and are a few ulps
-      const d = diffFused(mut, ref);
-      for (const o of FUSED_OUTPUTS) assert.equal(d[o].mismatches, diff[o], o);
-      assert.deepEqual(Object.keys(d.q.first[0].coords), ['token', 'head', 'feature']);
-      assert.ok(d.q.first.every((m) => m.ulp !== null && m.ulp <= 8), 'seq-fold moves q by a few f32 ulps');
-      ref.release();
-      mut.release();
-    });
+    for (const arm of ARMS) {
+      it(`${arm}: writes every element (no poison left) and changes the state of non-empty sequences only`, async () => {
+        const inputs = makeFusedInputs(c);
+        const r = await fused.forward(inputs, fusedOptions(c, backend(), null, arm));
+        assert.equal(r.requested, arm);
+        for (const o of ['q', 'k', 'v', 'g', 'beta'] as const) {
+          const bits = r[o].bits() as Uint32Array;
+          assert.ok(!bits.includes(0x7fc0dead), `${o} holds the poison pattern`);
+        }
+        // sequence 1 is empty: its state row is untouched; the others changed
+        const C = 1024;
+        const before = inputs.convState.bits() as Uint32Array;
+        const after = r.convState.bits() as Uint32Array;
+        const row = (s: number, a: Uint32Array) => Array.from(a.subarray(s * C * 3, (s + 1) * C * 3));
+        assert.deepEqual(row(1, after), row(1, before));
+        for (const s of [0, 2, 3]) assert.notDeepEqual(row(s, after), row(s, before));
+        r.release();
+      });
 
-    it('in place: the caller\'s device state is updated, and equals the chain\'s', async () => {
-      const inputs = makeFusedInputs(c);
-      const ref = await fused.chain(inputs, fusedOptions(c, backend()));
-      const dev = inputs.convState.to(backend());
-      const r = await fused.forward({ ...inputs, convState: dev }, { ...fusedOptions(c, backend()), inPlace: true });
-      assert.equal(r.convState, dev);
-      assert.equal(countBitMismatches(dev, ref.convState), 0);
-      r.release();
-      assert.ok(!dev.released);
-      dev.release();
-      ref.release();
-    });
+      it(`${arm}: the f32 q/k outputs see orders the bf16 outputs hide: the comparison is made in f32 too`, async () => {
+        const inputs = makeFusedInputs(c);
+        const ref = await fused.chain(inputs, fusedOptions(c, backend()));
+        const mut = await fused.forward(inputs, fusedOptions(c, backend(), 'seq-fold', arm));
+        const diff = compareFused(mut, ref);
+        assert.ok(diff.q + diff.k > 100, `seq-fold changes only ${diff.q + diff.k} f32 q/k elements`);
+        assert.equal(diff.v + diff.g + diff.beta + diff.convState, 0, 'seq-fold touches q and k only');
+        assert.equal(mut.mutant, 'seq-fold');
+        // the same through diff(): the counts agree, mismatches carry (token, head, feature) and are a few ulps
+        const d = diffFused(mut, ref);
+        for (const o of FUSED_OUTPUTS) assert.equal(d[o].mismatches, diff[o], o);
+        assert.deepEqual(Object.keys(d.q.first[0].coords), ['token', 'head', 'feature']);
+        assert.ok(d.q.first.every((m) => m.ulp !== null && m.ulp <= 8), 'seq-fold moves q by a few f32 ulps');
+        ref.release();
+        mut.release();
+      });
+
+      it(`${arm}: in place: the caller's device state is updated, and equals the chain's`, async () => {
+        const inputs = makeFusedInputs(c);
+        const ref = await fused.chain(inputs, fusedOptions(c, backend()));
+        const dev = inputs.convState.to(backend());
+        const r = await fused.forward({ ...inputs, convState: dev }, { ...fusedOptions(c, backend(), null, arm), inPlace: true });
+        assert.equal(r.convState, dev);
+        assert.equal(countBitMismatches(dev, ref.convState), 0);
+        r.release();
+        assert.ok(!dev.released);
+        dev.release();
+        ref.release();
+      });
+    }
   });
 
   describe('fused: the planted mutants are caught', function () {
     this.timeout(300000);
-    it('seq-fold (a summation order that is not the tree) in the f32-q/k cases; no-round in the bf16-conv cases', async () => {
+    it('in every arm: seq-fold (a summation order that is not the tree) in the f32-q/k cases; no-round in the bf16-conv cases', async () => {
       const cases = fusedMatrix({ quick: true }).filter((x) => x.Hk === 1);
       const outcomes = await runFusedMutants(backend(), cases);
-      const seq = outcomes.find((o) => o.mutant === 'seq-fold')!;
-      const noRound = outcomes.find((o) => o.mutant === 'no-round')!;
-      assert.ok(seq.caught && seq.caughtCases === seq.cases, seq.detail);
-      assert.ok(noRound.caught && noRound.caughtCases === noRound.cases, noRound.detail);
-      assert.equal(seq.mismatches.v + seq.mismatches.g + seq.mismatches.beta + seq.mismatches.convState, 0);
-      assert.equal(noRound.mismatches.g + noRound.mismatches.beta + noRound.mismatches.convState, 0);
-      assert.ok(noRound.mismatches.v > 0 && noRound.mismatches.q > 0);
+      // One outcome per (arm, mutant), arms in registry order.
+      assert.deepEqual(outcomes.map((o) => `${o.arm} ${o.mutant}`), ARMS.flatMap((a) => [`${a} seq-fold`, `${a} no-round`]));
+      for (const arm of ARMS) {
+        const seq = outcomes.find((o) => o.arm === arm && o.mutant === 'seq-fold')!;
+        const noRound = outcomes.find((o) => o.arm === arm && o.mutant === 'no-round')!;
+        assert.ok(seq.cases > 0 && noRound.cases > 0, `${arm}: no case can show a mutant`);
+        assert.ok(seq.caught && seq.caughtCases === seq.cases, `${arm}: ${seq.detail}`);
+        assert.ok(noRound.caught && noRound.caughtCases === noRound.cases, `${arm}: ${noRound.detail}`);
+        assert.equal(seq.mismatches.v + seq.mismatches.g + seq.mismatches.beta + seq.mismatches.convState, 0, `${arm}: seq-fold touches q and k only`);
+        assert.equal(noRound.mismatches.g + noRound.mismatches.beta + noRound.mismatches.convState, 0, `${arm}: no-round touches q, k and v only`);
+        assert.ok(noRound.mismatches.v > 0 && noRound.mismatches.q > 0, `${arm}: ${noRound.detail}`);
+      }
+    });
+
+    it('a mutant run through one arm reports that arm only', async () => {
+      const cases = fusedMatrix({ quick: true }).filter((x) => x.Hk === 1).slice(0, 4);
+      const outcomes = await runFusedMutants(backend(), cases, ['head-tile']);
+      assert.deepEqual(outcomes.map((o) => `${o.arm} ${o.mutant}`), ['head-tile seq-fold', 'head-tile no-round']);
     });
   });
 
