@@ -13,7 +13,10 @@ import { armId, armName, armNames } from './arms';
 import { PostconvShape } from './postconv';
 import { DTYPE_CODE, Staging, backendOf, expectChoice, expectDType, expectInt, expectShape, expectTensor, expectContiguous } from './common';
 
-/** The fused op's arms, read from libgdn's registry (`gdnlab arms`); 'head-tile' is built in. */
+/** The arm gdn.fused.forward runs when none is named. */
+export const DEFAULT_FUSED_ARM = 'stream';
+
+/** The fused op's arms, read from libgdn's registry (`gdnlab arms`); 'head-tile' and 'stream' are built in. */
 export function fusedArms(): string[] {
   return armNames('fused');
 }
@@ -49,6 +52,7 @@ export interface FusedInputs {
 }
 
 export interface FusedOptions extends PostconvShape {
+  /** Default `stream`: 31-40% faster than `head-tile` on an H200 (docs/BENCHMARKS.md, "H200, session 4"); same bits. */
   arm?: FusedArm;
   /** The dtype the two-op chain would store the conv output in: the fused op rounds to it where the chain stores. */
   convDtype?: 'f32' | 'bf16';
@@ -98,7 +102,7 @@ interface Prepared {
 
 function prepare(inputs: FusedInputs, opts: FusedOptions): Prepared {
   if (!inputs || typeof inputs !== 'object') throw new TypeError(`inputs: expected { x, weight, queryStartLoc, convState, a, b, ALog, dtBias, … }, got ${describe(inputs)}`);
-  const arm = armName('fused', armId('fused', opts.arm ?? 'head-tile'));
+  const arm = armName('fused', armId('fused', opts.arm ?? DEFAULT_FUSED_ARM));
   const convDtype = expectChoice(opts.convDtype ?? 'f32', 'convDtype', ['f32', 'bf16'] as const);
   const qkvDtype = expectChoice(opts.qkvDtype ?? 'f32', 'qkvDtype', ['f32', 'bf16'] as const);
   const mutant = opts.mutant == null ? null : expectChoice(opts.mutant, 'mutant', FUSED_MUTANTS);
