@@ -52,7 +52,7 @@ export interface FusedInputs {
 }
 
 export interface FusedOptions extends PostconvShape {
-  /** Default `stream`: 31-40% faster than `head-tile` on an H200 (docs/BENCHMARKS.md, "H200, session 4"); same bits. */
+  /** Default `stream`: 25-40% less time than `head-tile` on an H200 (docs/BENCHMARKS.md, "H200, session 4"); same bits. */
   arm?: FusedArm;
   /** The dtype the two-op chain would store the conv output in: the fused op rounds to it where the chain stores. */
   convDtype?: 'f32' | 'bf16';
