@@ -30,25 +30,7 @@ gdn_status conv_prepare(gdn_backend* b, ConvPlan* plan) {
     plan->params.programs = nullptr;
     return GDN_OK;
   }
-  gdn_status st = cuda_bind(b);
-  if (st != GDN_OK) return st;
-  // A scratch block of the buffer cache (no cudaMalloc/cudaFree per call); it goes back to the cache
-  // with the plan, which is safe in stream order (common/buffer_cache.h).
-  const size_t bytes = plan->programs.size() * sizeof(int32_t);
-  uint64_t addr = 0;
-  st = b->cache->allocate(bytes, &addr);
-  if (st == GDN_ERR_OUT_OF_MEMORY)
-    return fail(b, st, "conv: out of device memory for the program list (%llu bytes)", (unsigned long long)bytes);
-  if (st != GDN_OK) return st;
-  BufferCache* cache = b->cache.get();
-  void* d = reinterpret_cast<void*>((uintptr_t)addr);
-  plan->device_programs = std::shared_ptr<void>(d, [cache](void* q) { cache->release((uint64_t)(uintptr_t)q); });
-  // From pageable memory the copy returns once the source is staged, so the vector may go at once;
-  // the launch that reads the list follows it on the stream. No synchronisation needed.
-  st = cuda_check(b, cudaMemcpyAsync(d, plan->programs.data(), bytes, cudaMemcpyHostToDevice, cuda_state(b)->stream),
-                  "conv: upload of the program list");
-  plan->params.programs = static_cast<const int32_t*>(d);
-  return st;
+  return upload_program_list(b, plan->programs, &plan->device_programs, &plan->params.programs, "conv");
 }
 
 gdn_status conv_launch(gdn_backend* b, const ConvPlan& plan) {

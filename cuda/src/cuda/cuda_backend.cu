@@ -276,4 +276,23 @@ gdn_status copy(gdn_backend* b, uint64_t dst, uint64_t src, uint64_t bytes) {
 }
 
 }  // namespace cuda
+gdn_status upload_program_list(gdn_backend* b, const std::vector<int32_t>& programs, std::shared_ptr<void>* owner,
+                               const int32_t** device, const char* op) {
+  gdn_status st = cuda_bind(b);
+  if (st != GDN_OK) return st;
+  const size_t bytes = programs.size() * sizeof(int32_t);
+  uint64_t addr = 0;
+  st = b->cache->allocate(bytes, &addr);
+  if (st == GDN_ERR_OUT_OF_MEMORY)
+    return fail(b, st, "%s: out of device memory for the program list (%llu bytes)", op, (unsigned long long)bytes);
+  if (st != GDN_OK) return st;
+  BufferCache* cache = b->cache.get();
+  void* d = reinterpret_cast<void*>((uintptr_t)addr);
+  *owner = std::shared_ptr<void>(d, [cache](void* q) { cache->release((uint64_t)(uintptr_t)q); });
+  *device = static_cast<const int32_t*>(d);
+  char what[64];
+  std::snprintf(what, sizeof what, "%s: upload of the program list", op);
+  return cuda_check(b, cudaMemcpyAsync(d, programs.data(), bytes, cudaMemcpyHostToDevice, cuda_state(b)->stream), what);
+}
+
 }  // namespace gdn

@@ -6,6 +6,9 @@
 
 #include <cuda_runtime.h>
 
+#include <memory>
+#include <vector>
+
 namespace gdn {
 
 struct CudaState {
@@ -36,5 +39,14 @@ inline gdn_status cuda_check_launch(gdn_backend* b, const char* kernel) {
 
 // Makes the backend's device current on the calling thread (koffi may call from worker threads).
 inline gdn_status cuda_bind(gdn_backend* b) { return cuda_check(b, cudaSetDevice(b->device_ordinal), "cudaSetDevice"); }
+
+// A plan's program list (sequence, chunk pairs) on the device: a block of the buffer cache, not a
+// cudaMalloc/cudaFree per call (cudaFree synchronises the device), uploaded on the backend's stream with
+// no wait. *owner gives the block back to the cache when the plan goes, which is safe in stream order
+// (common/buffer_cache.h). From pageable memory the copy returns once the source is staged, so the
+// vector may change afterwards; the launch that reads the list follows it on the stream. `op` names the
+// op in errors ("conv", "fused").
+gdn_status upload_program_list(gdn_backend* b, const std::vector<int32_t>& programs, std::shared_ptr<void>* owner,
+                               const int32_t** device, const char* op);
 
 }  // namespace gdn

@@ -72,19 +72,7 @@ gdn_status fused_prepare(gdn_backend* b, FusedPlan* plan) {
     plan->params.programs = nullptr;
     return GDN_OK;
   }
-  gdn_status st = cuda_bind(b);
-  if (st != GDN_OK) return st;
-  void* d = nullptr;
-  const size_t bytes = plan->programs.size() * sizeof(int32_t);
-  st = cuda_check(b, cudaMalloc(&d, bytes), "fused: cudaMalloc of the program list");
-  if (st != GDN_OK) return st;
-  plan->device_programs = std::shared_ptr<void>(d, [](void* q) { cudaFree(q); });
-  cudaStream_t stream = cuda_state(b)->stream;
-  st = cuda_check(b, cudaMemcpyAsync(d, plan->programs.data(), bytes, cudaMemcpyHostToDevice, stream),
-                  "fused: upload of the program list");
-  if (st == GDN_OK) st = cuda_check(b, cudaStreamSynchronize(stream), "fused: upload of the program list");
-  plan->params.programs = static_cast<const int32_t*>(d);
-  return st;
+  return upload_program_list(b, plan->programs, &plan->device_programs, &plan->params.programs, "fused");
 }
 
 gdn_status fused_launch(gdn_backend* b, const FusedPlan& plan) {
