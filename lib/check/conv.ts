@@ -26,6 +26,31 @@ export interface ConvCase {
   /** Row stride of x (> C: padded rows whose padding holds a poison). */
   xRowStride: number;
   seed: number;
+  /**
+   * 'edge': x, weights and bias chosen so that the pre-activations sweep 80 < |acc| <= 88 (edgeValues), where
+   * SiLU's straight-line fast path is not valid and every arm must take gdn_silu's wide path (docs/SPEC.md §9).
+   * Random data never gets there. Default 'random'.
+   */
+  values?: 'random' | 'edge';
+}
+
+/**
+ * x values for the 'edge' cases: with every weight 1 and no bias, K equal inputs give acc = K·x exactly (a
+ * small multiple of a bf16 value). The list covers 80 < |K·x| <= 88 for K = 4 in bf16 steps of 1/8, both
+ * signs, and some ordinary values between them, so one group of a vectorised arm mixes both paths.
+ */
+export function edgeValues(K: number): number[] {
+  const out: number[] = [];
+  for (let m = 80; m <= 88; m += 0.5) for (const sgn of [-1, 1]) out.push((sgn * m) / K, (sgn * m + 0.25) / K);
+  out.push(0.5, -1.25, 3, -7.5);
+  return out.map((v) => Math.round(v * 8) / 8); // bf16-exact at these magnitudes
+}
+
+/** A [rows, cols] tensor cycling through values (row stride = cols). */
+function cycled(values: number[], rows: number, cols: number, dtype: 'f32' | 'bf16'): Tensor {
+  const a = new Float32Array(rows * cols);
+  for (let i = 0; i < a.length; i++) a[i] = values[(i * 7 + Math.floor(i / cols)) % values.length];
+  return Tensor.from(a, [rows, cols], dtype);
 }
 
 export interface ConvCaseInputs {
@@ -45,11 +70,21 @@ export function makeConvInputs(c: ConvCase): ConvCaseInputs {
   const qsl = [0];
   for (const l of c.lengths) qsl.push(qsl[qsl.length - 1] + l);
   const N = c.lengths.length;
+  const hasInitialState = c.initialState ? Tensor.from(c.initialState.map((b) => (b ? 1 : 0)), [N], c.maskDtype) : null;
+  if (c.values === 'edge') {
+    // Constant runs along t: x[t][ch] depends on ch only within 4-row blocks, so K consecutive rows often agree.
+    const vals = edgeValues(c.K);
+    const a = new Float32Array(T * c.C);
+    for (let t = 0; t < T; t++) for (let ch = 0; ch < c.C; ch++) a[t * c.C + ch] = vals[(ch * 5 + Math.floor(t / 4)) % vals.length];
+    const x = Tensor.from(a, [T, c.C], c.xDtype);
+    const weight = Tensor.from(new Float32Array(c.C * c.K).fill(1), [c.C, c.K], c.xDtype);
+    const convState = cycled(vals, N * c.C, c.K - 1, 'f32').reshape([N, c.C, c.K - 1]);
+    return { x, weight, bias: null, queryStartLoc: qsl, hasInitialState, convState };
+  }
   const x = Tensor.random([T, c.C], c.xDtype, { seed: c.seed, rowStride: c.xRowStride, padValue: c.xRowStride > c.C ? PAD_POISON : undefined });
   const weight = Tensor.random([c.C, c.K], c.xDtype, { seed: c.seed + 1, scale: 0.5 });
   const bias = c.bias ? Tensor.random([c.C], c.xDtype, { seed: c.seed + 2, scale: 0.25 }) : null;
   const convState = Tensor.random([N, c.C, c.K - 1], 'f32', { seed: c.seed + 3 });
-  const hasInitialState = c.initialState ? Tensor.from(c.initialState.map((b) => (b ? 1 : 0)), [N], c.maskDtype) : null;
   return { x, weight, bias, queryStartLoc: qsl, hasInitialState, convState };
 }
 
@@ -81,6 +116,14 @@ export function convMatrix(opts: { quick?: boolean } = {}): ConvCase[] {
         });
       }
     }
+  }
+  // Pre-activations where SiLU's fast path is not valid (80 < |acc| <= 88): every arm must agree there too.
+  for (const [xDtype, outDtype] of [['f32', 'f32'], ['bf16', 'f32']] as const) {
+    cases.push({
+      name: `C=1024 K=4 ${xDtype}->${outDtype} edge pre-activations (80 < |acc| <= 88)`,
+      C: 1024, K: 4, xDtype, outDtype, lengths: [5, 70, 33], initialState: [true, false, true], maskDtype: 'i8', bias: false,
+      xRowStride: 1024, seed: 80, values: 'edge',
+    });
   }
   return cases;
 }

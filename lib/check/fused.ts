@@ -11,6 +11,7 @@ import { Backend } from '../backend';
 import * as fused from '../ops/fused';
 import { FusedArm, FusedMutant, FusedOutputs, FUSED_MUTANTS } from '../ops/fused';
 import { armIsMutant } from '../ops/arms';
+import { makeConvInputs } from './conv';
 import { countBitMismatches } from './bits';
 import { diff, DiffResult, DiffOptions } from '../analysis/diff';
 import { postconvCoordinates, plainCoordinates } from '../analysis/coordinates';
@@ -39,6 +40,8 @@ export interface FusedCase {
   bOffset: number;
   aOffset: number;
   seed: number;
+  /** 'edge': pre-activations that sweep 80 < |acc| <= 88, where SiLU's fast path is not valid (conv.ts edgeValues). */
+  values?: 'random' | 'edge';
 }
 
 export const FUSED_OUTPUTS = ['q', 'k', 'v', 'g', 'beta', 'convState'] as const;
@@ -56,13 +59,15 @@ export function makeFusedInputs(c: FusedCase): fused.FusedInputs {
   const qsl = [0];
   for (const l of c.lengths) qsl.push(qsl[qsl.length - 1] + l);
   const packed = Tensor.random([T, c.packedWidth], c.gateDtype, { seed: c.seed + 5, scale: 2 });
+  const edge = c.values === 'edge' ? makeConvInputs({ name: c.name, C, K: c.K, xDtype: c.xDtype, outDtype: 'f32', lengths: c.lengths, initialState: c.initialState, maskDtype: c.maskDtype, bias: false, xRowStride: C, seed: c.seed, values: 'edge' }) : null;
+  if (edge) edge.hasInitialState?.release();
   return {
-    x: Tensor.random([T, C], c.xDtype, { seed: c.seed, rowStride: c.xRowStride, padValue: c.xRowStride > C ? NaN : undefined }),
-    weight: Tensor.random([C, c.K], c.xDtype, { seed: c.seed + 1, scale: 0.5 }),
-    bias: c.bias ? Tensor.random([C], c.xDtype, { seed: c.seed + 2, scale: 0.25 }) : null,
+    x: edge ? edge.x : Tensor.random([T, C], c.xDtype, { seed: c.seed, rowStride: c.xRowStride, padValue: c.xRowStride > C ? NaN : undefined }),
+    weight: edge ? edge.weight : Tensor.random([C, c.K], c.xDtype, { seed: c.seed + 1, scale: 0.5 }),
+    bias: edge ? null : c.bias ? Tensor.random([C], c.xDtype, { seed: c.seed + 2, scale: 0.25 }) : null,
     queryStartLoc: qsl,
     hasInitialState: c.initialState ? Tensor.from(c.initialState.map((s) => (s ? 1 : 0)), [N], c.maskDtype) : null,
-    convState: Tensor.random([N, C, c.K - 1], 'f32', { seed: c.seed + 3 }),
+    convState: edge ? edge.convState : Tensor.random([N, C, c.K - 1], 'f32', { seed: c.seed + 3 }),
     b: packed.sliceCols(c.bOffset, c.Hv),
     a: packed.sliceCols(c.aOffset, c.Hv),
     ALog: Tensor.random([c.Hv], 'f32', { seed: c.seed + 6, scale: 0.5 }),
@@ -129,6 +134,14 @@ export function fusedMatrix(opts: { quick?: boolean } = {}): FusedCase[] {
       ...base(Hk, Hv, 950 + Hv), name: `${model} layout (Hk=${Hk}, Hv=${Hv}) f32 throughout, no state, T=${opts.quick ? 20 : 66}`, K: 4,
       lengths: [opts.quick ? 20 : 66], initialState: null, maskDtype: 'i8', bias: true,
       xDtype: 'f32', convDtype: 'f32', qkvDtype: 'f32', gateDtype: 'f32', xRowStride: C,
+    });
+  }
+  // Pre-activations where SiLU's fast path is not valid (80 < |acc| <= 88): every arm must take the wide path.
+  for (const dt of DTS) {
+    cases.push({
+      ...base(1, 2, 80), name: `Hk=1 Hv=2 K=4 ${dt} throughout, edge pre-activations (80 < |acc| <= 88), state`, K: 4,
+      lengths: [5, 70, 33], initialState: [true, false, true], maskDtype: 'i8', bias: false,
+      xDtype: dt, convDtype: dt, qkvDtype: dt, gateDtype: dt, xRowStride: 512, values: 'edge',
     });
   }
   return cases;

@@ -39,6 +39,32 @@ GDN_HDI float apply_taps(const float (&wr)[W], const float (&win)[W], int K, flo
   return acc;
 }
 
+// SiLU of the production arithmetic (detmath.h) as a policy; the tuning bench substitutes version 1 and
+// the hardware approximation to measure what the arithmetic costs.
+struct TileSilu {
+  static GDN_HDI bool fast_range(float x) { return gdn_silu_fast_range(x); }
+  static GDN_HDI float fast(float x) { return gdn_silu_fast(x); }
+  static GDN_HDI float any(float x) { return gdn_silu(x); }
+};
+
+// SiLU in place over a group of R x N pre-activations: the common case as straight-line code when `fast`
+// (every value within gdn_silu_fast_range, tested by the caller once for the group), else S::any for all
+// (the same function): two loops rather than a select per value.
+template <class S, int R, int N>
+GDN_HDI void silu_group(float (&y)[R][N], bool fast) {
+  if (fast) {
+    GDN_UNROLL
+    for (int r = 0; r < R; ++r)
+      GDN_UNROLL
+      for (int i = 0; i < N; ++i) y[r][i] = S::fast(y[r][i]);
+  } else {
+    GDN_UNROLL
+    for (int r = 0; r < R; ++r)
+      GDN_UNROLL
+      for (int i = 0; i < N; ++i) y[r][i] = S::any(y[r][i]);
+  }
+}
+
 // Weight of slot jj (right-aligned taps); TAPS_REVERSED mirrors the kernel at load time.
 GDN_HDI int tap_of_slot(int jj, int W, int K, bool reversed) {
   const int j = jj - (W - K);

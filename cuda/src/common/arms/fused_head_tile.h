@@ -120,8 +120,10 @@ struct ArmHeadTile {
           for (int i = 0; i < kFeat; ++i) rows[r][i] = 0.0f;
         }
       }
-      // Pre-activations of the kRows x 8 outputs; when all are in exp's common range (nearly always) the
-      // activations are straight-line code (gdn_silu_fast == gdn_silu there).
+      // Pre-activations of the kRows x 8 outputs; when all are within gdn_silu_fast_range (nearly always) the
+      // activations are straight-line code (gdn_silu_fast == gdn_silu there, and only there: until session 4
+      // this tested exp's wider range, |x| <= 87, and gave other bits for 80 < |x| <= 87 — caught by the
+      // matrices' edge pre-activation cases).
       float y[kRows][kFeat];
       bool fast = true;
       GDN_UNROLL
@@ -132,21 +134,10 @@ struct ArmHeadTile {
           for (int jj = 0; jj + 1 < W; ++jj) win[i][jj] = win[i][jj + 1];
           win[i][W - 1] = rows[r][i];
           y[r][i] = conv::apply_taps<W>(wr[i], win[i], K, bias[i]);
-          fast = fast && gdn_expf_fast_range(y[r][i]);
+          fast = fast && gdn_silu_fast_range(y[r][i]);
         }
       }
-      // Two loops rather than a select per element, so the fast path is straight-line code.
-      if (fast) {
-        GDN_UNROLL
-        for (int r = 0; r < kRows; ++r)
-          GDN_UNROLL
-          for (int i = 0; i < kFeat; ++i) y[r][i] = gdn_silu_fast(y[r][i]);
-      } else {
-        GDN_UNROLL
-        for (int r = 0; r < kRows; ++r)
-          GDN_UNROLL
-          for (int i = 0; i < kFeat; ++i) y[r][i] = gdn_silu(y[r][i]);
-      }
+      conv::silu_group<conv::TileSilu>(y, fast);
       GDN_UNROLL
       for (int r = 0; r < kRows; ++r)
         GDN_UNROLL

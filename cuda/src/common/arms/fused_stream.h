@@ -184,18 +184,7 @@ struct ArmStream {
         GDN_UNROLL
         for (int j = 0; j < H; ++j) h[i][j] = buf[R + j];
       }
-      // Two loops rather than a select per element, so the fast path is straight-line code.
-      if (fast) {
-        GDN_UNROLL
-        for (int r = 0; r < R; ++r)
-          GDN_UNROLL
-          for (int i = 0; i < kVec; ++i) y[r][i] = gdn_silu_fast(y[r][i]);
-      } else {
-        GDN_UNROLL
-        for (int r = 0; r < R; ++r)
-          GDN_UNROLL
-          for (int i = 0; i < kVec; ++i) y[r][i] = gdn_silu(y[r][i]);
-      }
+      conv::silu_group<conv::TileSilu>(y, fast);
       GDN_UNROLL
       for (int r = 0; r < R; ++r) finish_row(y[r], dst + (int64_t)r * slot.dst_row);
       xp += R * p.x_stride;
