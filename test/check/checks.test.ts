@@ -9,7 +9,7 @@ import * as convOps from '../../lib/ops/conv';
 import * as postconvOps from '../../lib/ops/postconv';
 import * as postconvRef from '../../lib/reference/postconv';
 import * as convRef from '../../lib/reference/conv';
-import { checkConv, convMatrix, allArmMappings, ConvCase } from '../../lib/check/conv';
+import { checkConv, convMatrix, allArmMappings, ConvCase, edgeValues } from '../../lib/check/conv';
 import { checkPostconv, postconvMatrix, postconvErrorBound, differingRows, OUTPUTS } from '../../lib/check/postconv';
 import { raceTrials, raceCase } from '../../lib/check/race';
 import { openBackend } from '../backends';
@@ -183,9 +183,14 @@ describe('lib/check: verdicts are computed', function () {
     assert.deepEqual(exact.wrongRows, {});
   });
 
-  it('convMatrix covers every dtype pair, K = 2..5, state/mask/bias factors, padded rows', () => {
+  it('convMatrix covers every dtype pair, K = 2..5, state/mask/bias factors, padded rows, edge pre-activations', () => {
     const m = convMatrix({ quick: true });
-    assert.equal(m.length, 3 * 4 * 4);
+    assert.equal(m.length, 3 * 4 * 4 + 2);
+    const edge = m.filter((c) => c.values === 'edge');
+    assert.deepEqual(edge.map((c) => `${c.xDtype}->${c.outDtype}`), ['f32->f32', 'bf16->f32']);
+    // Their inputs reach the band where SiLU's fast path is not valid: some K-row runs give 80 < |acc| <= 88.
+    const vals = edgeValues(4);
+    assert.ok(vals.some((v) => Math.abs(4 * v) > 80 && Math.abs(4 * v) <= 88) && vals.some((v) => Math.abs(4 * v) < 80));
     assert.equal(new Set(m.map((c) => `${c.xDtype}->${c.outDtype}`)).size, 4);
     assert.deepEqual([...new Set(m.map((c) => c.K))], [2, 3, 4, 5]);
     assert.ok(m.some((c) => c.xRowStride > c.C));

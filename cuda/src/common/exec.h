@@ -18,7 +18,9 @@
 //
 // CUDA (CudaThread): thin wrappers of blockIdx / threadIdx / __syncthreads / __shfl_xor_sync and the
 // kernel's extern __shared__ array. One-dimensional launches (kGrid2D = false: the conv family, whose
-// programs can exceed gridDim.y) carry the logical grid_x and derive (bx, by) from blockIdx.x;
+// programs can exceed gridDim.y) carry the logical grid_x and derive (bx, by) from blockIdx.x, in 32-bit
+// unsigned arithmetic (blockIdx.x < 2^31 and grid_x > 0 fit; a 64-bit division cost the registers that
+// made head-tile and stream spill, docs/BENCHMARKS.md "Session 4 tuning");
 // two-dimensional launches use blockIdx.x/y directly.
 //
 // Host (HostThread): blocks run one after the other in the launch's order. An arm that declares no
@@ -73,14 +75,14 @@ struct CudaThread {
   }
   GDN_HDI int64_t bx() const {
 #if defined(__CUDA_ARCH__)
-    return kGrid2D ? (int64_t)blockIdx.x : (int64_t)blockIdx.x % gx;
+    return kGrid2D ? (int64_t)blockIdx.x : (int64_t)(blockIdx.x % (uint32_t)gx);
 #else
     return 0;
 #endif
   }
   GDN_HDI int64_t by() const {
 #if defined(__CUDA_ARCH__)
-    return kGrid2D ? (int64_t)blockIdx.y : (int64_t)blockIdx.x / gx;
+    return kGrid2D ? (int64_t)blockIdx.y : (int64_t)(blockIdx.x / (uint32_t)gx);
 #else
     return 0;
 #endif

@@ -65,6 +65,37 @@ GDN_HDI void silu_group(float (&y)[R][N], bool fast) {
   }
 }
 
+// The pre-activations of a group of R rows of V channels with the register window indexed by constants
+// (the `stream` arms, conv and fused): channel i's inputs are h[i][0..W-2] (its last W-1 inputs, oldest
+// first) then x[0..R-1][i], row r's window is their run r .. r+W-1 (slot jj = r + jj), and h becomes the last
+// W-1 of them. No value moves between registers inside the group. Returns whether every pre-activation is
+// within S's fast range (one test for the group; silu_group takes it).
+template <class S, int W, int R, int V>
+GDN_HDI bool window_group(float (&h)[V][W - 1], const float (&x)[R][V], const float (&wr)[V][W], const float (&b)[V],
+                          int K, float (&acc)[R][V]) {
+  constexpr int H = W - 1;
+  bool fast = true;
+  GDN_UNROLL
+  for (int i = 0; i < V; ++i) {
+    float buf[H + R];
+    GDN_UNROLL
+    for (int j = 0; j < H; ++j) buf[j] = h[i][j];
+    GDN_UNROLL
+    for (int r = 0; r < R; ++r) buf[H + r] = x[r][i];
+    GDN_UNROLL
+    for (int r = 0; r < R; ++r) {
+      float w_in[W];
+      GDN_UNROLL
+      for (int jj = 0; jj < W; ++jj) w_in[jj] = buf[r + jj];
+      acc[r][i] = apply_taps<W>(wr[i], w_in, K, b[i]);
+      fast = fast & S::fast_range(acc[r][i]);
+    }
+    GDN_UNROLL
+    for (int j = 0; j < H; ++j) h[i][j] = buf[R + j];
+  }
+  return fast;
+}
+
 // Weight of slot jj (right-aligned taps); TAPS_REVERSED mirrors the kernel at load time.
 GDN_HDI int tap_of_slot(int jj, int W, int K, bool reversed) {
   const int j = jj - (W - K);

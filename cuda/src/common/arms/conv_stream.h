@@ -81,7 +81,7 @@ GDN_HD inline void stream_thread(const Params& p, int64_t bx, int64_t by, int ti
   };
 
   // h[i][0..H-1]: channel i's last H inputs, oldest first (win slots 1..W-1 of TileLane).
-  float h[V][H > 0 ? H : 1];
+  float h[V][H];
   GDN_UNROLL
   for (int i = 0; i < V; ++i)
     GDN_UNROLL
@@ -89,27 +89,12 @@ GDN_HD inline void stream_thread(const Params& p, int64_t bx, int64_t by, int ti
 
   // One whole group of R rows (loaded in g), rows k .. k+R-1 at xp / op.
   auto group = [&](const TileVec<TX, V> (&g)[R], int k) {
-    // buf[i] = h[i] then the group's rows: row r's window is buf[i][r .. r + W - 1] (slot jj = r + jj).
-    float acc[R][V];
-    bool fast = true;
+    float x[R][V], acc[R][V];
     GDN_UNROLL
-    for (int i = 0; i < V; ++i) {
-      float buf[H + R];
+    for (int r = 0; r < R; ++r)
       GDN_UNROLL
-      for (int j = 0; j < H; ++j) buf[j] = h[i][j];
-      GDN_UNROLL
-      for (int r = 0; r < R; ++r) buf[H + r] = g[r].get(i);
-      GDN_UNROLL
-      for (int r = 0; r < R; ++r) {
-        float w_in[W];
-        GDN_UNROLL
-        for (int jj = 0; jj < W; ++jj) w_in[jj] = buf[r + jj];
-        acc[r][i] = apply_taps<W>(lane.wr[i], w_in, K, lane.b[i]);
-        fast = fast & S::fast_range(acc[r][i]);
-      }
-      GDN_UNROLL
-      for (int j = 0; j < H; ++j) h[i][j] = buf[R + j];
-    }
+      for (int i = 0; i < V; ++i) x[r][i] = g[r].get(i);
+    const bool fast = window_group<S, W, R, V>(h, x, lane.wr, lane.b, K, acc);
     silu_group<S>(acc, fast);
     GDN_UNROLL
     for (int r = 0; r < R; ++r) finish_row(op + (int64_t)r * os, k + r, acc[r]);

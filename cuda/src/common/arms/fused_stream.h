@@ -165,25 +165,7 @@ struct ArmStream {
       GDN_UNROLL
       for (int r = 0; r < R; ++r) load4(xp + (int64_t)r * p.x_stride, g[r]);
       float y[R][kVec];
-      bool fast = true;
-      GDN_UNROLL
-      for (int i = 0; i < kVec; ++i) {
-        float buf[H + R];
-        GDN_UNROLL
-        for (int j = 0; j < H; ++j) buf[j] = h[i][j];
-        GDN_UNROLL
-        for (int r = 0; r < R; ++r) buf[H + r] = g[r][i];
-        GDN_UNROLL
-        for (int r = 0; r < R; ++r) {
-          float w_in[W];
-          GDN_UNROLL
-          for (int jj = 0; jj < W; ++jj) w_in[jj] = buf[r + jj];
-          y[r][i] = conv::apply_taps<W>(wr[i], w_in, K, bias[i]);
-          fast = fast & gdn_silu_fast_range(y[r][i]);
-        }
-        GDN_UNROLL
-        for (int j = 0; j < H; ++j) h[i][j] = buf[R + j];
-      }
+      const bool fast = conv::window_group<conv::TileSilu, W, R, kVec>(h, g, wr, bias, K, y);
       conv::silu_group<conv::TileSilu>(y, fast);
       GDN_UNROLL
       for (int r = 0; r < R; ++r) finish_row(y[r], dst + (int64_t)r * slot.dst_row);
