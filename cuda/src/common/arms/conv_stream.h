@@ -47,11 +47,12 @@ GDN_HD inline void stream_thread(const Params& p, int64_t bx, int64_t by, int ti
   constexpr bool kMut = M::kPlanted;
   constexpr int H = W - 1;  // history values per channel
   const int mutant = kMut ? p.mutant : 0;
-  const VecLane<M> L = vec_lane<M, V, THREADS>(p, bx, by, tid);
-  if (!L.runs) return;
-  const int64_t c_lane = L.c_lane, c0 = L.c0;
-  const bool in_range = L.in_range;
-  const Span& s = L.s;
+  const int64_t c_lane = (bx * THREADS + tid) * V;
+  const bool in_range = c_lane < p.C;  // C is a multiple of V: a vector is all in or all out
+  if (!in_range && mutant != kNoTailGuard) return;
+  const int64_t c0 = in_range ? c_lane : p.C - V;
+  const Span s = program_span<M>(p, by);
+  if (s.t0 >= s.t1) return;
   static_assert(KF == 0 || KF == W, "a fixed K fills the window");
   const int K = KF > 0 ? KF : p.K;  // the planner picks the KF variant only when p.K == KF
 

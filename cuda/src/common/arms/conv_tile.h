@@ -124,29 +124,6 @@ constexpr int kTileMinBlocks = 8;  // __launch_bounds__ minimum blocks per SM: c
 constexpr int kTileChannels = kTileV * kTileThreads;
 constexpr int kTileChunk = 32;   // tokens per exact-mapping program
 
-// Where a thread of a channel-last arm (`tile`, `stream`) works: V consecutive channels from c_lane of
-// the channel tile bx, in program by. C is a multiple of V, so a vector is all in or all out; a lane past C
-// runs only under NO_TAIL_GUARD, reading channel C-V's values (c0) and storing at c_lane.
-template <class M>
-struct VecLane {
-  bool runs, in_range;
-  int64_t c_lane, c0;
-  Span s;
-};
-template <class M, int V, int THREADS>
-GDN_HDI VecLane<M> vec_lane(const Params& p, int64_t bx, int64_t by, int tid) {
-  VecLane<M> L;
-  L.c_lane = (bx * THREADS + tid) * V;
-  L.in_range = L.c_lane < p.C;
-  L.c0 = L.in_range ? L.c_lane : p.C - V;
-  L.runs = L.in_range || M::is(p, kNoTailGuard);
-  if (L.runs) {
-    L.s = program_span<M>(p, by);
-    L.runs = L.s.t0 < L.s.t1;
-  }
-  return L;
-}
-
 // One thread's lane of V channels in one program, shared by `tile` and `stream` (conv_stream.h):
 // the weights right-aligned in W slots (slot W-1 multiplies the newest row, taps below W-K skipped),
 // the biases, and the K-1 history rows before the program's first token (slots 1..W-1 of `win`,
@@ -222,11 +199,12 @@ template <class TX, class TO, class M, int W, int V = kTileV, int G = kTileG, in
 GDN_HD inline void tile_thread(const Params& p, int64_t bx, int64_t by, int tid) {
   constexpr bool kMut = M::kPlanted;
   const int mutant = kMut ? p.mutant : 0;
-  const VecLane<M> L = vec_lane<M, V, THREADS>(p, bx, by, tid);
-  if (!L.runs) return;
-  const int64_t c_lane = L.c_lane, c0 = L.c0;
-  const bool in_range = L.in_range;
-  const Span& s = L.s;
+  const int64_t c_lane = (bx * THREADS + tid) * V;
+  const bool in_range = c_lane < p.C;  // C is a multiple of V: a vector is all in or all out
+  if (!in_range && mutant != kNoTailGuard) return;
+  const int64_t c0 = in_range ? c_lane : p.C - V;
+  const Span s = program_span<M>(p, by);
+  if (s.t0 >= s.t1) return;
   const int K = p.K;
 
   TileLane<TX, W, V> lane;
