@@ -65,22 +65,29 @@ export interface ConvCaseInputs {
 /** Poison in x's row padding: any kernel that reads it produces NaN. */
 export const PAD_POISON = NaN;
 
+/**
+ * x, unit weights and an old state for the 'edge' cases (conv and fused matrices alike): x is constant over runs
+ * of 4 rows per channel, so K consecutive equal inputs give acc = K·x exactly and the pre-activations sweep the
+ * edgeValues band; the rows between runs mix two values.
+ */
+export function edgeTensors(T: number, C: number, K: number, N: number, xDtype: 'f32' | 'bf16'): { x: Tensor; weight: Tensor; convState: Tensor } {
+  const vals = edgeValues(K);
+  const a = new Float32Array(T * C);
+  for (let t = 0; t < T; t++) for (let ch = 0; ch < C; ch++) a[t * C + ch] = vals[(ch * 5 + Math.floor(t / 4)) % vals.length];
+  return {
+    x: Tensor.from(a, [T, C], xDtype),
+    weight: Tensor.from(new Float32Array(C * K).fill(1), [C, K], xDtype),
+    convState: cycled(vals, N * C, K - 1, 'f32').reshape([N, C, K - 1]),
+  };
+}
+
 export function makeConvInputs(c: ConvCase): ConvCaseInputs {
   const T = c.lengths.reduce((a, b) => a + b, 0);
   const qsl = [0];
   for (const l of c.lengths) qsl.push(qsl[qsl.length - 1] + l);
   const N = c.lengths.length;
   const hasInitialState = c.initialState ? Tensor.from(c.initialState.map((b) => (b ? 1 : 0)), [N], c.maskDtype) : null;
-  if (c.values === 'edge') {
-    // Constant runs along t: x[t][ch] depends on ch only within 4-row blocks, so K consecutive rows often agree.
-    const vals = edgeValues(c.K);
-    const a = new Float32Array(T * c.C);
-    for (let t = 0; t < T; t++) for (let ch = 0; ch < c.C; ch++) a[t * c.C + ch] = vals[(ch * 5 + Math.floor(t / 4)) % vals.length];
-    const x = Tensor.from(a, [T, c.C], c.xDtype);
-    const weight = Tensor.from(new Float32Array(c.C * c.K).fill(1), [c.C, c.K], c.xDtype);
-    const convState = cycled(vals, N * c.C, c.K - 1, 'f32').reshape([N, c.C, c.K - 1]);
-    return { x, weight, bias: null, queryStartLoc: qsl, hasInitialState, convState };
-  }
+  if (c.values === 'edge') return { ...edgeTensors(T, c.C, c.K, N, c.xDtype), bias: null, queryStartLoc: qsl, hasInitialState };
   const x = Tensor.random([T, c.C], c.xDtype, { seed: c.seed, rowStride: c.xRowStride, padValue: c.xRowStride > c.C ? PAD_POISON : undefined });
   const weight = Tensor.random([c.C, c.K], c.xDtype, { seed: c.seed + 1, scale: 0.5 });
   const bias = c.bias ? Tensor.random([c.C], c.xDtype, { seed: c.seed + 2, scale: 0.25 }) : null;

@@ -11,7 +11,7 @@ import { Backend } from '../backend';
 import * as fused from '../ops/fused';
 import { FusedArm, FusedMutant, FusedOutputs, FUSED_MUTANTS } from '../ops/fused';
 import { armIsMutant } from '../ops/arms';
-import { makeConvInputs } from './conv';
+import { edgeTensors } from './conv';
 import { countBitMismatches } from './bits';
 import { diff, DiffResult, DiffOptions } from '../analysis/diff';
 import { postconvCoordinates, plainCoordinates } from '../analysis/coordinates';
@@ -59,8 +59,7 @@ export function makeFusedInputs(c: FusedCase): fused.FusedInputs {
   const qsl = [0];
   for (const l of c.lengths) qsl.push(qsl[qsl.length - 1] + l);
   const packed = Tensor.random([T, c.packedWidth], c.gateDtype, { seed: c.seed + 5, scale: 2 });
-  const edge = c.values === 'edge' ? makeConvInputs({ name: c.name, C, K: c.K, xDtype: c.xDtype, outDtype: 'f32', lengths: c.lengths, initialState: c.initialState, maskDtype: c.maskDtype, bias: false, xRowStride: C, seed: c.seed, values: 'edge' }) : null;
-  if (edge) edge.hasInitialState?.release();
+  const edge = c.values === 'edge' ? edgeTensors(T, C, c.K, N, c.xDtype) : null;
   return {
     x: edge ? edge.x : Tensor.random([T, C], c.xDtype, { seed: c.seed, rowStride: c.xRowStride, padValue: c.xRowStride > C ? NaN : undefined }),
     weight: edge ? edge.weight : Tensor.random([C, c.K], c.xDtype, { seed: c.seed + 1, scale: 0.5 }),
