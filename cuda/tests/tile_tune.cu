@@ -145,11 +145,14 @@ __global__ void __launch_bounds__(THREADS, MINB) tile_variant(const conv::Params
   conv::tile_thread<bf16_bits, bf16_bits, NoMutant, 4, V, G, THREADS, S>(p, (int64_t)blockIdx.x % p.grid_x,
                                                                         (int64_t)blockIdx.x / p.grid_x, threadIdx.x);
 }
-template <int V, int R, int THREADS, int MINB, class S, bool PF = false>
+template <int V, int R, int THREADS, int MINB, class S, int RING = 0>
 __global__ void __launch_bounds__(THREADS, MINB) stream_variant(const conv::Params p) {
-  conv::stream_thread<bf16_bits, bf16_bits, NoMutant, 4, 4, V, R, THREADS, S, PF>(p, (int64_t)blockIdx.x % p.grid_x,
-                                                                               (int64_t)blockIdx.x / p.grid_x, threadIdx.x);
+  extern __shared__ __align__(16) float stream_ring_[];
+  conv::stream_thread<bf16_bits, bf16_bits, NoMutant, 4, 4, V, R, THREADS, S, RING>(
+      p, (int64_t)blockIdx.x % p.grid_x, (int64_t)blockIdx.x / p.grid_x, threadIdx.x, stream_ring_);
 }
+// Dynamic shared memory of a stream variant with a RING-byte row ring per thread.
+constexpr int ring_smem(int threads, int ring) { return conv::stream_ring_shared(threads, ring); }
 // A CUDA context with the names of exec.h's CudaThread (1-D launch: blockIdx.x = y * grid_x + x).
 struct SmemCtx {
   int64_t gx;
@@ -439,25 +442,30 @@ static std::vector<ConvVariant> conv_variants3() {
   };
 }
 
-// Set 4: stream with the next group prefetched (two row buffers), around set 3's best (m7 c64, c32 at
-// short T), same run as tile and vec.
-static std::vector<ConvVariant> conv_variants4() {
+// Set 4 (the next group prefetched into a second register buffer) was run at 6c818723c8e9
+// (docs/BENCHMARKS.md); that option gave way to the shared-memory row ring of set 5 and lives in git.
+// Set 5: stream with its rows copied asynchronously into a per-thread ring in shared memory
+// (async_copy.h): ring bytes per thread (D = bytes / (R · 8) groups for bf16 V = 4), register cap,
+// program length, around the library's stream (m7 c64, no ring), same run as tile and vec.
+static std::vector<ConvVariant> conv_variants5() {
   using conv::TileSilu;
   return {
       {"vec (library) c64", vec_lib, 128, 8, 64, true},
       {"tile (library)", tile_variant<4, 1, 128, 8, TileSilu>, 128, 4, 32, true},
-      {"stream np m7 c64", stream_variant<4, 4, 128, 7, TileSilu, false>, 128, 4, 64, true},
-      {"stream pf m8 c64", stream_variant<4, 4, 128, 8, TileSilu, true>, 128, 4, 64, true},
-      {"stream pf m7 c64", stream_variant<4, 4, 128, 7, TileSilu, true>, 128, 4, 64, true},
-      {"stream pf m6 c64", stream_variant<4, 4, 128, 6, TileSilu, true>, 128, 4, 64, true},
-      {"stream pf m5 c64", stream_variant<4, 4, 128, 5, TileSilu, true>, 128, 4, 64, true},
-      {"stream pf m7 c32", stream_variant<4, 4, 128, 7, TileSilu, true>, 128, 4, 32, true},
-      {"stream pf m6 c32", stream_variant<4, 4, 128, 6, TileSilu, true>, 128, 4, 32, true},
-      {"stream pf m6 c48", stream_variant<4, 4, 128, 6, TileSilu, true>, 128, 4, 48, true},
-      {"stream pf r2 m8 c64", stream_variant<4, 2, 128, 8, TileSilu, true>, 128, 4, 64, true},
-      {"stream pf v2 m12 c64", stream_variant<2, 4, 128, 12, TileSilu, true>, 128, 2, 64, true},
-      {"stream pf t64 m12 c64", stream_variant<4, 4, 64, 12, TileSilu, true>, 64, 4, 64, true},
-      {"stream pf m7 c64 hw", stream_variant<4, 4, 128, 7, SiluHw, true>, 128, 4, 64, false},
+      {"stream m7 c64 no ring", stream_variant<4, 4, 128, 7, TileSilu, 0>, 128, 4, 64, true},
+      {"ring128 m7 c64", stream_variant<4, 4, 128, 7, TileSilu, 128>, 128, 4, 64, true, ring_smem(128, 128)},
+      {"ring128 m6 c64", stream_variant<4, 4, 128, 6, TileSilu, 128>, 128, 4, 64, true, ring_smem(128, 128)},
+      {"ring128 m7 c128", stream_variant<4, 4, 128, 7, TileSilu, 128>, 128, 4, 128, true, ring_smem(128, 128)},
+      {"ring128 m7 c32", stream_variant<4, 4, 128, 7, TileSilu, 128>, 128, 4, 32, true, ring_smem(128, 128)},
+      {"ring64 m7 c64", stream_variant<4, 4, 128, 7, TileSilu, 64>, 128, 4, 64, true, ring_smem(128, 64)},
+      {"ring256 m6 c64", stream_variant<4, 4, 128, 6, TileSilu, 256>, 128, 4, 64, true, ring_smem(128, 256)},
+      {"ring256 m6 c128", stream_variant<4, 4, 128, 6, TileSilu, 256>, 128, 4, 128, true, ring_smem(128, 256)},
+      {"ring128 r2 m8 c64", stream_variant<4, 2, 128, 8, TileSilu, 128>, 128, 4, 64, true, ring_smem(128, 128)},
+      {"ring256 m7 c64", stream_variant<4, 4, 128, 7, TileSilu, 256>, 128, 4, 64, true, ring_smem(128, 256)},
+      {"ring256 v8 m4 c64", stream_variant<8, 4, 128, 4, TileSilu, 256>, 128, 8, 64, true, ring_smem(128, 256)},
+      {"ring128 t256 m3 c64", stream_variant<4, 4, 256, 3, TileSilu, 128>, 256, 4, 64, true, ring_smem(256, 128)},
+      {"ring128 t64 m14 c64", stream_variant<4, 4, 64, 14, TileSilu, 128>, 64, 4, 64, true, ring_smem(64, 128)},
+      {"ring128 m7 c64 hw", stream_variant<4, 4, 128, 7, SiluHw, 128>, 128, 4, 64, false, ring_smem(128, 128)},
   };
 }
 
@@ -484,9 +492,9 @@ int main(int argc, char** argv) {
   if (what == "conv" || what == "all") run_conv(conv_variants(), argc > 2 ? std::atoi(argv[2]) : 15);
   if (what == "conv2") run_conv(conv_variants2(), argc > 2 ? std::atoi(argv[2]) : 15);
   if (what == "conv3") run_conv(conv_variants3(), argc > 2 ? std::atoi(argv[2]) : 15);
-  if (what == "conv4") run_conv(conv_variants4(), argc > 2 ? std::atoi(argv[2]) : 15);
-  if (what == "profile4") {  // one launch of each set-4 variant at 4B T = 8192 (for ncu)
-    std::vector<ConvVariant> v = conv_variants4();
+  if (what == "conv5") run_conv(conv_variants5(), argc > 2 ? std::atoi(argv[2]) : 15);
+  if (what == "profile5") {  // one launch of each set-5 variant at 4B T = 8192 (for ncu)
+    std::vector<ConvVariant> v = conv_variants5();
     run_conv_profile(v);
   }
   if (what == "profile3") {  // one launch of each set-3 variant at 4B T = 8192 (for ncu)

@@ -21,6 +21,7 @@
 #pragma once
 
 #include "common/arms/conv_tile.h"
+#include "common/async_copy.h"
 
 namespace gdn {
 namespace conv {
@@ -36,14 +37,20 @@ constexpr int kStreamThreads = 128;
 constexpr int kStreamMinBlocks = 7;
 constexpr int kStreamChannels = kStreamV * kStreamThreads;
 constexpr int kStreamChunk = 64;   // tokens per exact-mapping program
-constexpr bool kStreamPrefetch = false;
+constexpr int kStreamRingBytes = 128;
+
+// Shared memory of a block whose threads each keep RING bytes of rows in flight.
+constexpr int32_t stream_ring_shared(int threads, int ring_bytes) { return threads * ring_bytes; }
 
 // W: window slots; KF: the kernel width when fixed at compile time (the common K = 4: no per-tap test),
 // 0 when K is read at run time (K <= W).
-// PF: prefetch the next group (two row buffers) or not.
+// RING: bytes of shared memory per thread for a ring of row groups copied asynchronously
+// (async_copy.h): D = RING / (R · vector bytes) groups, D − 1 of them in flight while one is computed,
+// at no register cost. 0: each group is loaded into registers when it starts. smem: the block's shared
+// memory (at least THREADS · RING bytes), unused when RING = 0.
 template <class TX, class TO, class M, int W, int KF = 0, int V = kStreamV, int R = kStreamR,
-          int THREADS = kStreamThreads, class S = TileSilu, bool PF = kStreamPrefetch>
-GDN_HD inline void stream_thread(const Params& p, int64_t bx, int64_t by, int tid) {
+          int THREADS = kStreamThreads, class S = TileSilu, int RING = kStreamRingBytes>
+GDN_HD inline void stream_thread(const Params& p, int64_t bx, int64_t by, int tid, void* smem) {
   constexpr bool kMut = M::kPlanted;
   constexpr int H = W - 1;  // history values per channel
   const int mutant = kMut ? p.mutant : 0;
@@ -102,30 +109,46 @@ GDN_HD inline void stream_thread(const Params& p, int64_t bx, int64_t by, int ti
     xp += R * xs;
     op += R * os;
   };
-  auto load_group = [&](TileVec<TX, V> (&g)[R], int64_t ahead) {  // the group `ahead` rows past xp
+  auto load_group = [&](TileVec<TX, V> (&g)[R]) {  // the group at xp, into registers
     GDN_UNROLL
-    for (int r = 0; r < R; ++r) g[r].load(xp + ahead + (int64_t)r * xs);
+    for (int r = 0; r < R; ++r) g[r].load(xp + (int64_t)r * xs);
   };
 
-  // Whole groups, the next group's loads issued before the current one is computed (PF = true: two
-  // buffers in turn, so no register copies between them); PF = false loads each group when it starts.
+  // Whole groups. RING > 0: the ring is filled D − 1 groups ahead; each step refills the slot the
+  // previous step consumed (its values are already in registers), then waits for the oldest group.
+  // Every step commits one copy group, empty past the program's end, so the wait count stays D − 1.
   int k = 0;
-  if constexpr (PF) {
-    TileVec<TX, V> ga[R], gb[R];
-    if (R <= n) load_group(ga, 0);
-    while (k + R <= n) {
-      if (k + 2 * R <= n) load_group(gb, R * xs);
-      group(ga, k);
-      k += R;
-      if (k + R > n) break;
-      if (k + 2 * R <= n) load_group(ga, R * xs);
-      group(gb, k);
-      k += R;
+  if constexpr (RING > 0) {
+    using Vec = TileVec<TX, V>;
+    constexpr int D = RING / (R * (int)sizeof(Vec));
+    static_assert(D >= 2 && (D & (D - 1)) == 0, "the ring holds a power of two of at least 2 groups");
+    Vec* ring = static_cast<Vec*>(smem) + tid;  // slot (d, r) of this thread: ring[(d·R + r)·THREADS]
+    const unsigned groups = (unsigned)(n / R);
+    const TX* src = xp;  // the next group to copy
+    auto issue = [&](unsigned gi) {
+      if (gi < groups) {
+        Vec* dst = ring + (gi % D) * (R * THREADS);
+        GDN_UNROLL
+        for (int r = 0; r < R; ++r) exec::async_copy<(int)sizeof(Vec)>(dst + r * THREADS, src + (int64_t)r * xs);
+        src += R * xs;
+      }
+      exec::async_commit();
+    };
+    GDN_UNROLL
+    for (unsigned gi = 0; gi + 1 < (unsigned)D; ++gi) issue(gi);
+    for (unsigned gi = 0; gi < groups; ++gi, k += R) {
+      issue(gi + D - 1);
+      exec::async_wait<D - 1>();
+      const Vec* slot = ring + (gi % D) * (R * THREADS);
+      Vec g[R];
+      GDN_UNROLL
+      for (int r = 0; r < R; ++r) g[r] = slot[r * THREADS];
+      group(g, k);
     }
   } else {
     for (; k + R <= n; k += R) {
       TileVec<TX, V> g[R];
-      load_group(g, 0);
+      load_group(g);
       group(g, k);
     }
   }
@@ -165,7 +188,8 @@ GDN_HD inline void stream_thread(const Params& p, int64_t bx, int64_t by, int ti
 struct ArmStream {
   static constexpr ArmSpec spec = {
       "stream", "tile's lanes, rows in groups of 4 with a constant-indexed window and one SiLU range test per group",
-      kStreamThreads, kStreamMinBlocks, kStreamChannels, kStreamChunk, kAllMappings, 0, 0, 0, GDN_ARM_REQ_VEC8,
+      kStreamThreads, kStreamMinBlocks, kStreamChannels, kStreamChunk, kAllMappings,
+      stream_ring_shared(kStreamThreads, kStreamRingBytes), 0, 0, GDN_ARM_REQ_VEC8,
       GDN_CONV_REG, 0, kThreadsFixed, kLayoutNone};
   // 0: K = 4 fixed (Qwen3.5's kernel); 1: K < 4 in a 4-slot window; 2: K > 4 in kMaxK slots.
   static constexpr int kVariants = 3;
@@ -173,9 +197,9 @@ struct ArmStream {
 
   template <class TX, class TO, class M, int V, class Ctx>
   GDN_HD static void body(const Params& p, Ctx& t) {
-    if constexpr (V == 0) stream_thread<TX, TO, M, 4, 4>(p, t.bx(), t.by(), t.tid());
-    else if constexpr (V == 1) stream_thread<TX, TO, M, 4, 0>(p, t.bx(), t.by(), t.tid());
-    else stream_thread<TX, TO, M, kMaxK, 0>(p, t.bx(), t.by(), t.tid());
+    if constexpr (V == 0) stream_thread<TX, TO, M, 4, 4>(p, t.bx(), t.by(), t.tid(), t.shared());
+    else if constexpr (V == 1) stream_thread<TX, TO, M, 4, 0>(p, t.bx(), t.by(), t.tid(), t.shared());
+    else stream_thread<TX, TO, M, kMaxK, 0>(p, t.bx(), t.by(), t.tid(), t.shared());
   }
 };
 
