@@ -145,14 +145,14 @@ __global__ void __launch_bounds__(THREADS, MINB) tile_variant(const conv::Params
   conv::tile_thread<bf16_bits, bf16_bits, NoMutant, 4, V, G, THREADS, S>(p, (int64_t)blockIdx.x % p.grid_x,
                                                                         (int64_t)blockIdx.x / p.grid_x, threadIdx.x);
 }
-template <int V, int R, int THREADS, int MINB, class S, int RING = 0>
+template <int V, int R, int THREADS, int MINB, class S, int D = 0>
 __global__ void __launch_bounds__(THREADS, MINB) stream_variant(const conv::Params p) {
   extern __shared__ __align__(16) float stream_ring_[];
-  conv::stream_thread<bf16_bits, bf16_bits, NoMutant, 4, 4, V, R, THREADS, S, RING>(
+  conv::stream_thread<bf16_bits, bf16_bits, NoMutant, 4, 4, V, R, THREADS, S, D>(
       p, (int64_t)blockIdx.x % p.grid_x, (int64_t)blockIdx.x / p.grid_x, threadIdx.x, stream_ring_);
 }
-// Dynamic shared memory of a stream variant with a RING-byte row ring per thread.
-constexpr int ring_smem(int threads, int ring) { return conv::stream_ring_shared(threads, ring); }
+// Dynamic shared memory of a stream variant with a ring of D groups of R rows of V bf16 channels per thread.
+constexpr int ring_smem(int threads, int d, int r = 4, int v = 4) { return threads * d * r * v * 2; }
 // A CUDA context with the names of exec.h's CudaThread (1-D launch: blockIdx.x = y * grid_x + x).
 struct SmemCtx {
   int64_t gx;
@@ -445,7 +445,7 @@ static std::vector<ConvVariant> conv_variants3() {
 // Set 4 (the next group prefetched into a second register buffer) was run at 6c818723c8e9
 // (docs/BENCHMARKS.md); that option gave way to the shared-memory row ring of set 5 and lives in git.
 // Set 5: stream with its rows copied asynchronously into a per-thread ring in shared memory
-// (async_copy.h): ring bytes per thread (D = bytes / (R · 8) groups for bf16 V = 4), register cap,
+// (async_copy.h): D groups per thread (D · R · 8 bytes of bf16 V = 4 rows), register cap,
 // program length, around the library's stream (m7 c64, no ring), same run as tile and vec.
 static std::vector<ConvVariant> conv_variants5() {
   using conv::TileSilu;
@@ -453,19 +453,19 @@ static std::vector<ConvVariant> conv_variants5() {
       {"vec (library) c64", vec_lib, 128, 8, 64, true},
       {"tile (library)", tile_variant<4, 1, 128, 8, TileSilu>, 128, 4, 32, true},
       {"stream m7 c64 no ring", stream_variant<4, 4, 128, 7, TileSilu, 0>, 128, 4, 64, true},
-      {"ring128 m7 c64", stream_variant<4, 4, 128, 7, TileSilu, 128>, 128, 4, 64, true, ring_smem(128, 128)},
-      {"ring128 m6 c64", stream_variant<4, 4, 128, 6, TileSilu, 128>, 128, 4, 64, true, ring_smem(128, 128)},
-      {"ring128 m7 c128", stream_variant<4, 4, 128, 7, TileSilu, 128>, 128, 4, 128, true, ring_smem(128, 128)},
-      {"ring128 m7 c32", stream_variant<4, 4, 128, 7, TileSilu, 128>, 128, 4, 32, true, ring_smem(128, 128)},
-      {"ring64 m7 c64", stream_variant<4, 4, 128, 7, TileSilu, 64>, 128, 4, 64, true, ring_smem(128, 64)},
-      {"ring256 m6 c64", stream_variant<4, 4, 128, 6, TileSilu, 256>, 128, 4, 64, true, ring_smem(128, 256)},
-      {"ring256 m6 c128", stream_variant<4, 4, 128, 6, TileSilu, 256>, 128, 4, 128, true, ring_smem(128, 256)},
-      {"ring128 r2 m8 c64", stream_variant<4, 2, 128, 8, TileSilu, 128>, 128, 4, 64, true, ring_smem(128, 128)},
-      {"ring256 m7 c64", stream_variant<4, 4, 128, 7, TileSilu, 256>, 128, 4, 64, true, ring_smem(128, 256)},
-      {"ring256 v8 m4 c64", stream_variant<8, 4, 128, 4, TileSilu, 256>, 128, 8, 64, true, ring_smem(128, 256)},
-      {"ring128 t256 m3 c64", stream_variant<4, 4, 256, 3, TileSilu, 128>, 256, 4, 64, true, ring_smem(256, 128)},
-      {"ring128 t64 m14 c64", stream_variant<4, 4, 64, 14, TileSilu, 128>, 64, 4, 64, true, ring_smem(64, 128)},
-      {"ring128 m7 c64 hw", stream_variant<4, 4, 128, 7, SiluHw, 128>, 128, 4, 64, false, ring_smem(128, 128)},
+      {"ring d4 (128 B) m7 c64", stream_variant<4, 4, 128, 7, TileSilu, 4>, 128, 4, 64, true, ring_smem(128, 4, 4, 4)},
+      {"ring d4 (128 B) m6 c64", stream_variant<4, 4, 128, 6, TileSilu, 4>, 128, 4, 64, true, ring_smem(128, 4, 4, 4)},
+      {"ring d4 (128 B) m7 c128", stream_variant<4, 4, 128, 7, TileSilu, 4>, 128, 4, 128, true, ring_smem(128, 4, 4, 4)},
+      {"ring d4 (128 B) m7 c32", stream_variant<4, 4, 128, 7, TileSilu, 4>, 128, 4, 32, true, ring_smem(128, 4, 4, 4)},
+      {"ring d2 (64 B) m7 c64", stream_variant<4, 4, 128, 7, TileSilu, 2>, 128, 4, 64, true, ring_smem(128, 2, 4, 4)},
+      {"ring d8 (256 B) m6 c64", stream_variant<4, 4, 128, 6, TileSilu, 8>, 128, 4, 64, true, ring_smem(128, 8, 4, 4)},
+      {"ring d8 (256 B) m6 c128", stream_variant<4, 4, 128, 6, TileSilu, 8>, 128, 4, 128, true, ring_smem(128, 8, 4, 4)},
+      {"ring d8 (128 B) r2 m8 c64", stream_variant<4, 2, 128, 8, TileSilu, 8>, 128, 4, 64, true, ring_smem(128, 8, 2, 4)},
+      {"ring d8 (256 B) m7 c64", stream_variant<4, 4, 128, 7, TileSilu, 8>, 128, 4, 64, true, ring_smem(128, 8, 4, 4)},
+      {"ring d4 (256 B) v8 m4 c64", stream_variant<8, 4, 128, 4, TileSilu, 4>, 128, 8, 64, true, ring_smem(128, 4, 4, 8)},
+      {"ring d4 (128 B) t256 m3 c64", stream_variant<4, 4, 256, 3, TileSilu, 4>, 256, 4, 64, true, ring_smem(256, 4, 4, 4)},
+      {"ring d4 (128 B) t64 m14 c64", stream_variant<4, 4, 64, 14, TileSilu, 4>, 64, 4, 64, true, ring_smem(64, 4, 4, 4)},
+      {"ring d4 (128 B) m7 c64 hw", stream_variant<4, 4, 128, 7, SiluHw, 4>, 128, 4, 64, false, ring_smem(128, 4, 4, 4)},
   };
 }
 

@@ -14,7 +14,11 @@
 //     group takes gdn_silu, the same function, for all of them;
 //   - no bounds test per row inside a group (a group is whole by construction; the last n mod R rows
 //     take `tile`'s per-row path);
-//   - pointers advance once per group.
+//   - pointers advance once per group;
+//   - each thread's rows arrive in a small ring in shared memory by asynchronous copies issued a group
+//     ahead (async_copy.h), so the next group's loads are in flight while this one is computed without
+//     holding registers; a thread reads only what it copied itself, so no block barrier is needed and
+//     the host backend runs it as a plain loop (the copy is immediate there).
 // The per-element arithmetic is the reference's, in the same order (conv_common.h), so the bits equal
 // scalar's. Planted mutants are honoured as `tile` honours them (PlantedMutants instantiation only).
 // Declares GDN_ARM_REQ_VEC8 like `tile`; otherwise reg runs.
@@ -26,30 +30,34 @@
 namespace gdn {
 namespace conv {
 
-// Launch shape, chosen with cuda/tests/tile_tune.cu on an H200 (sets 3 and 4, docs/BENCHMARKS.md "Causal conv:
+// Launch shape, chosen with cuda/tests/tile_tune.cu on an H200 (sets 3 to 5, docs/BENCHMARKS.md "Causal conv:
 // the stream arm"): 4 channels per thread, groups of 4 rows, 128 threads, registers capped at 72 (7 blocks
-// per SM), 64-token programs, no prefetch of the next group. That was the fastest exact variant at
-// T >= 8192 (1.40-1.58x copy, tile 1.72-1.82x in the same run); a second row buffer for prefetching
-// needs 8 more registers and lost more to lower occupancy than it gained (1.45-1.59x at best).
+// per SM), 64-token programs, and a ring of 2 row groups per thread in shared memory. Without the ring the
+// fastest exact variant ran at 1.40-1.79x copy; with it 1.39-1.62x at T >= 2048 in the same run (set 5),
+// 2-10% less time, most at T <= 8192. Deeper rings (4 and 8 groups) were no faster. A second register
+// buffer for the next group (set 4) needed 8 more registers and lost more to occupancy than it gained.
 constexpr int kStreamV = 4;        // channels per thread (8-byte bf16 vectors)
 constexpr int kStreamR = 4;        // rows per group
 constexpr int kStreamThreads = 128;
 constexpr int kStreamMinBlocks = 7;
 constexpr int kStreamChannels = kStreamV * kStreamThreads;
 constexpr int kStreamChunk = 64;   // tokens per exact-mapping program
-constexpr int kStreamRingBytes = 128;
+constexpr int kStreamRing = 2;     // row groups in each thread's ring (async_copy.h); 0: no ring
 
-// Shared memory of a block whose threads each keep RING bytes of rows in flight.
-constexpr int32_t stream_ring_shared(int threads, int ring_bytes) { return threads * ring_bytes; }
+// Shared memory of a block whose threads each keep a ring of `ring` groups of R rows of V channels, sized
+// for f32 x (the widest input), so that one figure serves every dtype combination.
+constexpr int32_t stream_ring_shared(int threads, int ring, int rows = kStreamR, int lanes = kStreamV) {
+  return threads * ring * rows * lanes * (int32_t)sizeof(float);
+}
 
 // W: window slots; KF: the kernel width when fixed at compile time (the common K = 4: no per-tap test),
 // 0 when K is read at run time (K <= W).
-// RING: bytes of shared memory per thread for a ring of row groups copied asynchronously
-// (async_copy.h): D = RING / (R · vector bytes) groups, D − 1 of them in flight while one is computed,
-// at no register cost. 0: each group is loaded into registers when it starts. smem: the block's shared
-// memory (at least THREADS · RING bytes), unused when RING = 0.
+// D: row groups in a per-thread ring in shared memory, filled by asynchronous copies (async_copy.h):
+// D − 1 groups are in flight while one is computed, at no register cost. 0: each group is loaded into
+// registers when it starts. smem: the block's shared memory (stream_ring_shared(THREADS, D, R, V) bytes),
+// unused when D = 0.
 template <class TX, class TO, class M, int W, int KF = 0, int V = kStreamV, int R = kStreamR,
-          int THREADS = kStreamThreads, class S = TileSilu, int RING = kStreamRingBytes>
+          int THREADS = kStreamThreads, class S = TileSilu, int D = kStreamRing>
 GDN_HD inline void stream_thread(const Params& p, int64_t bx, int64_t by, int tid, void* smem) {
   constexpr bool kMut = M::kPlanted;
   constexpr int H = W - 1;  // history values per channel
@@ -114,14 +122,14 @@ GDN_HD inline void stream_thread(const Params& p, int64_t bx, int64_t by, int ti
     for (int r = 0; r < R; ++r) g[r].load(xp + (int64_t)r * xs);
   };
 
-  // Whole groups. RING > 0: the ring is filled D − 1 groups ahead; each step refills the slot the
+  // Whole groups. D > 0: the ring is filled D − 1 groups ahead; each step refills the slot the
   // previous step consumed (its values are already in registers), then waits for the oldest group.
   // Every step commits one copy group, empty past the program's end, so the wait count stays D − 1.
   int k = 0;
-  if constexpr (RING > 0) {
+  if constexpr (D > 0) {
     using Vec = TileVec<TX, V>;
-    constexpr int D = RING / (R * (int)sizeof(Vec));
     static_assert(D >= 2 && (D & (D - 1)) == 0, "the ring holds a power of two of at least 2 groups");
+    static_assert(sizeof(Vec) <= V * sizeof(float), "stream_ring_shared sizes the ring for f32 vectors");
     Vec* ring = static_cast<Vec*>(smem) + tid;  // slot (d, r) of this thread: ring[(d·R + r)·THREADS]
     const unsigned groups = (unsigned)(n / R);
     const TX* src = xp;  // the next group to copy
@@ -189,7 +197,7 @@ struct ArmStream {
   static constexpr ArmSpec spec = {
       "stream", "tile's lanes, rows in groups of 4 with a constant-indexed window and one SiLU range test per group",
       kStreamThreads, kStreamMinBlocks, kStreamChannels, kStreamChunk, kAllMappings,
-      stream_ring_shared(kStreamThreads, kStreamRingBytes), 0, 0, GDN_ARM_REQ_VEC8,
+      stream_ring_shared(kStreamThreads, kStreamRing), 0, 0, GDN_ARM_REQ_VEC8,
       GDN_CONV_REG, 0, kThreadsFixed, kLayoutNone};
   // 0: K = 4 fixed (Qwen3.5's kernel); 1: K < 4 in a 4-slot window; 2: K > 4 in kMaxK slots.
   static constexpr int kVariants = 3;
