@@ -8,7 +8,7 @@ import { Backend, activeBackend, GdnError } from '../backend';
 import { gdnLib, UserArmDesc } from '../native/gdn';
 import { ArmOp, CompiledModule, compileModule, ModuleTarget } from './compile';
 import { forgetArm, registerArm, userArm } from './registry';
-import { arms as armTable } from '../ops/arms';
+import { arms as armTable, armsChanged } from '../ops/arms';
 
 const MAPPINGS = ['exact', 'exact-racy', 'sequence'] as const;
 type Mapping = (typeof MAPPINGS)[number];
@@ -99,6 +99,7 @@ function register(desc: UserArmDesc): number {
   const lib = gdnLib();
   const id = [0];
   const st = lib.armRegister(desc, id) as number;
+  armsChanged();  // a replaced arm keeps its id but may change its flags
   if (st !== 0) throw new GdnError(st, lib.statusName(st) as string, `defineArm: ${lib.lastError() as string}`);
   return Number(id[0]);
 }

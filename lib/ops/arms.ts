@@ -112,20 +112,25 @@ export function arms(op: ArmOp): ArmInfo[] {
   return raw.filter((r) => (r.flags & ARM_FLAGS.user) === 0 || definedArm(op, r.name) !== undefined).map((r) => decode(op, r, names));
 }
 
-// Names by family, refreshed when the family's arm count changes: arms are only ever appended (run-time
-// registration adds ids after the built-ins), so the count says whether the list is current. One
-// gdn_arm_count call per lookup instead of a gdn_arm_info_get per arm keeps an op call's arm lookup
-// under a microsecond (docs/BENCHMARKS.md, "Per-op overhead").
-const namesCache = new Map<ArmOp, { count: number; names: string[]; mutant: boolean[] }>();
+// Names by family, kept until an arm is registered: lib/arms/define.ts, the only registrar in this
+// process, calls armsChanged() after every gdn_arm_register. A name or id not in the cache is looked up
+// once more in libgdn before it is refused, so a registration by any other path is still seen. No
+// native call on the common path: each gdn_arm_count was a koffi call, three per op call
+// (docs/BENCHMARKS.md, "Per-op overhead").
+const namesCache = new Map<ArmOp, { names: string[]; mutant: boolean[] }>();
 
-function cachedNames(op: ArmOp): { names: string[]; mutant: boolean[] } {
-  const n = gdnLib().armCount(OP_CODE[expectChoice(op, 'op', ARM_OPS)]) as number;
-  const hit = namesCache.get(op);
-  if (hit && hit.count === n) return hit;
+function cachedNames(op: ArmOp, refresh = false): { names: string[]; mutant: boolean[] } {
+  const hit = refresh ? undefined : namesCache.get(op);
+  if (hit) return hit;
   const raw = rawTable(op);
-  const entry = { count: raw.length, names: raw.map((r) => r.name), mutant: raw.map((r) => (r.flags & ARM_FLAGS.mutant) !== 0) };
+  const entry = { names: raw.map((r) => r.name), mutant: raw.map((r) => (r.flags & ARM_FLAGS.mutant) !== 0) };
   namesCache.set(op, entry);
   return entry;
+}
+
+/** Forgets the cached arm names (called after an arm is registered). */
+export function armsChanged(): void {
+  namesCache.clear();
 }
 
 /** The names of an op family's arms, in id order. */
@@ -135,7 +140,8 @@ export function armNames(op: ArmOp): string[] {
 
 /** Whether arm `id` of a family is a planted mutant (as a launch reports the arm that ran). */
 export function armIsMutant(op: ArmOp, id: number): boolean {
-  return cachedNames(op).mutant[id] ?? false;
+  const c = cachedNames(op);
+  return (id < c.mutant.length ? c : cachedNames(op, true)).mutant[id] ?? false;
 }
 
 /** The arm called `name`, or a TypeError naming the argument and every arm there is. */
@@ -147,14 +153,15 @@ export function armByName(op: ArmOp, name: unknown, what = 'arm'): ArmInfo {
 
 /** The id that selects arm `name` (args.arm). */
 export function armId(op: ArmOp, name: unknown, what = 'arm'): number {
-  const names = cachedNames(op).names;
-  const i = names.indexOf(expectChoice(name, what, names));
-  return i;
+  let names = cachedNames(op).names;
+  if (typeof name !== 'string' || !names.includes(name)) names = cachedNames(op, true).names;
+  return names.indexOf(expectChoice(name, what, names));
 }
 
 /** The name of arm `id` (as a launch reports it). */
 export function armName(op: ArmOp, id: number): string {
-  const names = cachedNames(op).names;
+  let names = cachedNames(op).names;
+  if (id >= names.length) names = cachedNames(op, true).names;
   if (id < 0 || id >= names.length) throw new RangeError(`${op} arm id ${id}: libgdn has arms 0..${names.length - 1}`);
   return names[id];
 }

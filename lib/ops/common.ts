@@ -64,7 +64,8 @@ function deviceRange(t: Tensor, backend: Backend): [number, number] | null {
 /**
  * Checks an output buffer the caller gave through an op's `out` option: a live contiguous tensor on
  * the op's backend with the expected shape and dtype, not sharing a byte with any input or with
- * another output. `what` names the option ("out.q"); inputs and outputs are listed by name.
+ * another output. `what` names the option ("out.q"); inputs and outputs are listed by name, and the
+ * entry named `what` itself is skipped, so one list can serve every output of an op.
  */
 export function expectOut(
   value: unknown,
@@ -87,7 +88,7 @@ export function expectOut(
   const mine = deviceRange(value, backend);
   if (mine) {
     for (const [name, t] of others) {
-      if (!t) continue;
+      if (!t || name === what) continue;
       const r = deviceRange(t, backend);
       if (r && mine[0] < r[1] && r[0] < mine[1]) {
         throw new RangeError(`${what}: shares memory with ${name} (an output must not alias an input or another output)`);

@@ -62,6 +62,7 @@ export interface PostconvOutBuffers {
 }
 
 const POSTCONV_OUTPUTS = ['q', 'k', 'v', 'g', 'beta'] as const;
+const OUT_NAMES = { q: 'out.q', k: 'out.k', v: 'out.v', g: 'out.g', beta: 'out.beta' } as const;
 
 export interface PostconvResult {
   q: Tensor;
@@ -114,13 +115,15 @@ function prepare(inputs: PostconvInputs, opts: PostconvOptions): Prepared {
   const shapes: Record<(typeof POSTCONV_OUTPUTS)[number], [number[], 'f32' | 'bf16']> = {
     q: [[T, Hk, Dk], qkvDtype], k: [[T, Hk, Dk], qkvDtype], v: [[T, Hv, Dv], qkvDtype], g: [[T, Hv], 'f32'], beta: [[T, Hv], 'f32'],
   };
-  const inputsNamed = [['convOut', conv], ['a', a], ['b', b], ['ALog', ALog], ['dtBias', dtBias]] as const;
+  const g = given as PostconvOutBuffers;
+  // Every input and every given output, by name (expectOut skips the output it is checking).
+  const named = [['convOut', conv], ['a', a], ['b', b], ['ALog', ALog], ['dtBias', dtBias],
+    ['out.q', g.q], ['out.k', g.k], ['out.v', g.v], ['out.g', g.g], ['out.beta', g.beta]] as const;
   const chosen: Partial<Record<(typeof POSTCONV_OUTPUTS)[number], Tensor>> = {};
   for (const key of POSTCONV_OUTPUTS) {
-    const t = (given as PostconvOutBuffers)[key];
+    const t = g[key];
     if (t === undefined) continue;
-    const others = [...inputsNamed, ...POSTCONV_OUTPUTS.filter((o) => o !== key).map((o) => [`out.${o}`, (given as PostconvOutBuffers)[o]] as const)];
-    chosen[key] = expectOut(t, `out.${key}`, backend, shapes[key][0], shapes[key][1], others);
+    chosen[key] = expectOut(t, OUT_NAMES[key], backend, shapes[key][0], shapes[key][1], named);
   }
   const staging = new Staging(backend);
   const outputs: Tensor[] = [];
