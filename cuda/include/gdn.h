@@ -36,7 +36,7 @@ extern "C" {
 #define GDN_API __attribute__((visibility("default")))
 #endif
 
-#define GDN_ABI_VERSION 3
+#define GDN_ABI_VERSION 4
 /* The arithmetic version of the deterministic functions every arm computes with (docs/SPEC.md §9.1). */
 #define GDN_ARITH_VERSION 2
 
@@ -282,7 +282,7 @@ typedef struct gdn_conv_args {
   gdn_addr x;             /* [T, x_row_stride] */
   gdn_addr weight;        /* [C, K] */
   gdn_addr bias;          /* [C] or 0 */
-  gdn_addr query_start_loc;   /* [N+1] int32, 0 = qsl[0] <= ... <= qsl[N] = T */
+  gdn_addr query_start_loc;   /* [N+1] int32, 0 = qsl[0] <= ... <= qsl[N] = T; 0 when query_start_loc_host is given */
   gdn_addr has_initial_state; /* [N] his_dtype, or 0 (no sequence has initial state) */
   gdn_addr conv_state;    /* [N, C, K-1] f32, read and written in place */
   gdn_addr out;           /* [T, C] out_dtype, contiguous */
@@ -291,6 +291,11 @@ typedef struct gdn_conv_args {
   int32_t mutant;         /* gdn_conv_mutant; NONE in normal use */
   int32_t widen_cycles;   /* CUDA: spin this many cycles before chunk 0 reads the state (0 = off) */
   gdn_schedule schedule;  /* host backend block order */
+  /* The offsets as a host array of N+1 int32, or NULL. When given, query_start_loc must be 0: libgdn
+   * plans from this copy and puts it on the device itself (stream-ordered, no wait), so the call needs
+   * no device-to-host read-back of the offsets (docs/SPEC.md §3.1, "the offsets' two routes"). Read during the
+   * call only. */
+  const int32_t* query_start_loc_host;
 } gdn_conv_args;
 
 #define GDN_CONV_MAX_K 8

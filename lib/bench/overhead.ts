@@ -273,6 +273,14 @@ export async function overheadCases(backend: Backend, shape: OverheadShape): Pro
     kernel: convKernel,
     call: () => conv.forwardSync(convIn, { ...convOpts, out: convOut }).release(),
   });
+  const offsets = [0, T];
+  cases.push({
+    op: `conv.forward vec/exact T=${T} C=${C} bf16`,
+    variant: 'forwardSync, offsets as host numbers, out reused',
+    kernel: convKernel,
+    call: () => conv.forwardSync({ ...convIn, queryStartLoc: offsets }, { ...convOpts, out: convOut }).release(),
+    note: 'libgdn plans from the host copy: no read-back of query_start_loc',
+  });
   cases.push({
     op: `conv.forward vec/exact T=${T} C=${C} bf16`,
     variant: 'await forward, out buffers reused',

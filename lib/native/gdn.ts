@@ -13,7 +13,7 @@ import { structEncoder, structDecoder } from './struct-codec';
 /** A bound native function (sync call, or .async with a node-style callback). */
 export type Fn = ((...args: unknown[]) => unknown) & { async: (...args: unknown[]) => void };
 
-export const ABI_VERSION = 3;
+export const ABI_VERSION = 4;
 
 export { projectRoot } from '../paths';
 import { projectRoot } from '../paths';
@@ -85,6 +85,7 @@ export const ConvArgsT = koffi.struct('gdn_conv_args', {
   mutant: 'int32_t',
   widen_cycles: 'int32_t',
   schedule: ScheduleT,
+  query_start_loc_host: 'uint64_t', // const int32_t* — a host copy of the offsets (scratchInt32 / allocInt32), or 0
 });
 
 export const LaunchContractT = koffi.struct('gdn_launch_contract', {
@@ -332,6 +333,7 @@ export interface ConvArgs {
   conv_state: number; out: number;
   arm: number; mapping: number; mutant: number; widen_cycles: number;
   schedule: ScheduleStruct;
+  query_start_loc_host: number;
 }
 export interface LaunchContractStruct {
   arm_ran: number; mapping_ran: number; threads_per_block: number; channels_per_block: number;
@@ -518,6 +520,24 @@ export function allocInt32(values: ArrayLike<number>): { mem: unknown; addr: num
 
 export function freeNative(mem: unknown): void {
   koffi.free(mem);
+}
+
+// One native int32 array reused by synchronous calls for small host arguments (the conv's offsets):
+// written through a typed-array view of its memory, so a call costs no allocation and no koffi call.
+// A synchronous call finishes before the next can start, so one array serves them all; async calls,
+// whose native side runs after the function has returned, use allocInt32 instead.
+let scratchI32: { mem: unknown; addr: number; view: Int32Array } | undefined;
+
+/** The address of the shared scratch array, holding `values` (valid until the next scratchInt32 call). */
+export function scratchInt32(values: ArrayLike<number>): number {
+  if (!scratchI32 || scratchI32.view.length < values.length) {
+    if (scratchI32) koffi.free(scratchI32.mem);
+    const n = Math.max(256, 2 * values.length);
+    const mem = koffi.alloc('int32_t', n);
+    scratchI32 = { mem, addr: Number(koffi.address(mem)), view: new Int32Array(koffi.view(mem, 4 * n)) };
+  }
+  scratchI32.view.set(values);
+  return scratchI32.addr;
 }
 
 export const TIMING_CONFIG = TimingConfigT;

@@ -4,7 +4,7 @@
 import { describe } from '../dtype';
 import { Tensor } from '../tensor';
 import { Backend } from '../backend';
-import { allocInt32, freeNative, ConvArgs, ConvUpdateArgs, LaunchContractStruct, convArgsCodec, convUpdateArgsCodec, launchContractCodec } from '../native/gdn';
+import { allocInt32, freeNative, scratchInt32, ConvArgs, ConvUpdateArgs, LaunchContractStruct, convArgsCodec, convUpdateArgsCodec, launchContractCodec } from '../native/gdn';
 import { gdnLib } from '../native/gdn';
 import { armId, armName, armNames, arms } from './arms';
 import type { NativeOp } from '../backend';
@@ -215,7 +215,15 @@ export function checkTaps(inputs: { weight: Tensor; bias?: Tensor | null }, x: T
   return { weight, K, bias };
 }
 
-function prepare(inputs: ConvInputs, opts: ConvOptions): PreparedConv {
+/**
+ * Where host offsets (queryStartLoc given as numbers or a host tensor) travel: 'scratch' — a host copy
+ * in the shared scratch array (synchronous calls), 'fresh' — a host copy of the call's own (async
+ * calls), 'device' — uploaded like any input (timing runs, which replay the launch later). A host copy
+ * spares libgdn the device-to-host read-back of the offsets (docs/SPEC.md §3.1, "the offsets' two routes").
+ */
+type OffsetsPath = 'scratch' | 'fresh' | 'device';
+
+function prepare(inputs: ConvInputs, opts: ConvOptions, offsetsPath: OffsetsPath): PreparedConv {
   if (!inputs || typeof inputs !== 'object') throw new TypeError(`inputs: expected { x, weight, queryStartLoc, convState, … }, got ${describe(inputs)}`);
   const arm: ConvArm = opts.arm ?? 'scalar';
   const armIndex = armId('conv', arm);
@@ -277,7 +285,15 @@ function prepare(inputs: ConvInputs, opts: ConvOptions): PreparedConv {
     const dx = staging.input(x);
     const dw = staging.input(weight);
     const db = bias ? staging.input(bias) : null;
-    const dq = staging.input(qsl);
+    const hostOffsets = qsl.location === 'host' && offsetsPath !== 'device' ? (qsl.bits() as Int32Array) : null;
+    let offsetsAddr = 0;
+    if (hostOffsets && offsetsPath === 'scratch') offsetsAddr = scratchInt32(hostOffsets);
+    if (hostOffsets && offsetsPath === 'fresh') {
+      const m = allocInt32(hostOffsets);
+      natives.push(m.mem);
+      offsetsAddr = m.addr;
+    }
+    const dq = hostOffsets ? null : staging.input(qsl);
     const dh = his ? staging.input(his) : null;
     const dstate = opts.inPlace ? state : givenState ? staging.copyInto(givenState, state) : staging.mutableCopy(state);
     const out = givenOut ?? staging.output([T, C], outDtype);
@@ -288,7 +304,7 @@ function prepare(inputs: ConvInputs, opts: ConvOptions): PreparedConv {
       x: dx.addr,
       weight: dw.addr,
       bias: db ? db.addr : 0,
-      query_start_loc: dq.addr,
+      query_start_loc: dq ? dq.addr : 0,
       has_initial_state: dh ? dh.addr : 0,
       conv_state: dstate.addr,
       out: out.addr,
@@ -297,6 +313,7 @@ function prepare(inputs: ConvInputs, opts: ConvOptions): PreparedConv {
       mutant: mutant ? CONV_MUTANTS.indexOf(mutant) + 1 : 0,
       widen_cycles: widen,
       schedule: scheduleStruct(opts.schedule, natives),
+      query_start_loc_host: offsetsAddr,
     };
     return { args, out, convState: dstate, staging, natives, stateIsCaller: !!opts.inPlace || !!givenState, outIsCaller: !!givenOut, requested: { arm, mapping }, backend };
   } catch (e) {
@@ -335,7 +352,7 @@ function abandon(p: PreparedConv): void {
  * the final state (the last K-1 raw inputs of each non-empty sequence). Runs on a worker thread.
  */
 export async function forward(inputs: ConvInputs, opts: ConvOptions = {}): Promise<ConvResult> {
-  const p = prepare(inputs, opts);
+  const p = prepare(inputs, opts, 'fresh');
   // Fresh bytes: the worker thread reads them after this function has returned to the event loop.
   const args = convArgsCodec.encode(p.args);
   const contract = launchContractCodec.fresh();
@@ -350,7 +367,7 @@ export async function forward(inputs: ConvInputs, opts: ConvOptions = {}): Promi
 
 /** The same as forward, on the calling thread (no await; for tight loops in tests and checks). */
 export function forwardSync(inputs: ConvInputs, opts: ConvOptions = {}): ConvResult {
-  const p = prepare(inputs, opts);
+  const p = prepare(inputs, opts, 'scratch');
   const contract = launchContractCodec.scratch();
   try {
     p.backend.check(p.backend.lib.convForwardRaw(p.backend.native, convArgsCodec.encodeScratch(p.args), contract) as number, 'conv.forward');
@@ -368,7 +385,7 @@ export function forwardSync(inputs: ConvInputs, opts: ConvOptions = {}): ConvRes
 export function prepareTimed(inputs: ConvInputs, opts: ConvOptions = {}, label?: string): NativeOp & { release(): void } {
   if (opts.schedule !== undefined && opts.schedule !== 'forward') throw new Error('schedule: timing runs blocks in their natural order');
   if (opts.arm !== undefined) userArm('conv', opts.arm)?.prepareTiming();  // a defined arm is timed unchecked
-  const p = prepare(inputs, opts);
+  const p = prepare(inputs, opts, 'device');
   const kept = p.staging;
   return {
     kind: 'conv',

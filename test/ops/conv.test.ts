@@ -7,6 +7,7 @@ import { checkConv, convMatrix, allArmMappings, makeConvInputs, ConvCase } from 
 import { runConvMutants } from '../../lib/check/mutants';
 import { countBitMismatches } from '../../lib/check/bits';
 import { forEachBackend, noteCrossBackend, openBackend, testBackendKinds } from '../backends';
+import { allocInt32, freeNative } from '../../lib/native/gdn';
 
 describe('conv launch contracts', () => {
   it('channel tiles for C = 8192 and C = 129 (reg / reg-k4 / reg-k4x2)', () => {
@@ -209,6 +210,37 @@ forEachBackend((backend, kind) => {
     });
   });
 
+  describe('conv: offsets given as host numbers (no read-back) or as a device tensor', () => {
+    // Host offsets travel as a host copy (args.query_start_loc_host) that libgdn plans from and puts on
+    // the device itself; the bits must be those of the device-tensor path, sync and async, for whole
+    // sequences and exact chunks, and for more sequences than the scratch array first holds (256).
+    for (const [arm, mapping, lengths] of [
+      ['scalar', 'sequence', [3, 0, 17, 9]], ['vec', 'exact', [40, 1, 0, 77]], ['stream', 'exact', [130, 5, 64]],
+      ['reg', 'exact', Array.from({ length: 300 }, (_, i) => (i * 7) % 13)],
+    ] as const) {
+      it(`${arm}/${mapping}, ${lengths.length} sequences: same bits, no buffer left behind`, async () => {
+        const b = backend();
+        const inputs = makeConvInputs({ name: 'offsets', C: 64, K: 4, xDtype: 'bf16', outDtype: 'f32', lengths: [...lengths], initialState: lengths.map((_, i) => i % 2 === 0), maskDtype: 'i8', bias: true, xRowStride: 64, seed: 4 });
+        const offsets = [0];
+        for (const n of lengths) offsets.push(offsets[offsets.length - 1] + n);
+        const onDevice = Tensor.from(offsets, [offsets.length], 'i32').to(b);
+        const before = b.stats().liveBuffers;
+        const opts = { arm, mapping, backend: b } as const;
+        const ref = conv.forwardSync({ ...inputs, queryStartLoc: onDevice }, opts);
+        const sync = conv.forwardSync({ ...inputs, queryStartLoc: offsets }, opts);
+        const async_ = await conv.forward({ ...inputs, queryStartLoc: Tensor.from(offsets, [offsets.length], 'i32') }, opts);
+        for (const r of [sync, async_]) {
+          assert.equal(countBitMismatches(r.out, ref.out), 0);
+          assert.equal(countBitMismatches(r.convState, ref.convState), 0);
+          assert.deepEqual(r.contract, ref.contract);
+        }
+        for (const r of [ref, sync, async_]) r.release();
+        assert.equal(b.stats().liveBuffers, before);
+        onDevice.release();
+      });
+    }
+  });
+
   describe('conv: bad arguments give clear errors and nothing breaks', () => {
     const base = () => makeConvInputs({ name: 'bad', C: 16, K: 4, xDtype: 'f32', outDtype: 'f32', lengths: [3, 5], initialState: [true, false], maskDtype: 'i8', bias: true, xRowStride: 16, seed: 9 });
     const expectError = async (mutate: (i: ReturnType<typeof base>) => unknown, pattern: RegExp, opts: conv.ConvOptions = {}) => {
@@ -249,7 +281,7 @@ describe('conv: native validation (bypassing the TypeScript checks)', () => {
     const args = {
       T: 4, C: 8, K: 4, num_seqs: 1, x_dtype: 0, out_dtype: 0, his_dtype: 4, x_row_stride: 8,
       x: x.addr, weight: w.addr, bias: 0, query_start_loc: q.addr, has_initial_state: 0, conv_state: st.addr, out: out.addr,
-      arm: 0, mapping: 0, mutant: 0, widen_cycles: 0, schedule: { kind: 0, order_len: 0, seed: 0, order: 0 },
+      arm: 0, mapping: 0, mutant: 0, widen_cycles: 0, schedule: { kind: 0, order_len: 0, seed: 0, order: 0 }, query_start_loc_host: 0,
     };
     const status = lib.convForward(b.native, args, [{}]) as number;
     assert.notEqual(status, 0);
@@ -260,6 +292,33 @@ describe('conv: native validation (bypassing the TypeScript checks)', () => {
     assert.notEqual(status2, 0);
     assert.match(lib.lastError() as string, /x/);
     for (const t of [w, q, st, out]) t.release();
+  });
+
+  it('the library refuses two sources of the offsets and checks a host copy like a device one', () => {
+    const b = openBackend(testBackendKinds()[0]);
+    const lib = b.lib;
+    const x = Tensor.random([4, 8], 'f32', { seed: 1 }).to(b);
+    const w = Tensor.random([8, 4], 'f32', { seed: 2 }).to(b);
+    const q = Tensor.from([0, 4], [2], 'i32').to(b);
+    const st = Tensor.zeros([1, 8, 3]).to(b);
+    const out = Tensor.empty([4, 8], 'f32', { backend: b });
+    const good = allocInt32([0, 4]);
+    const short = allocInt32([0, 3]);
+    const args = {
+      T: 4, C: 8, K: 4, num_seqs: 1, x_dtype: 0, out_dtype: 0, his_dtype: 4, x_row_stride: 8,
+      x: x.addr, weight: w.addr, bias: 0, query_start_loc: 0, has_initial_state: 0, conv_state: st.addr, out: out.addr,
+      arm: 0, mapping: 0, mutant: 0, widen_cycles: 0, schedule: { kind: 0, order_len: 0, seed: 0, order: 0 }, query_start_loc_host: good.addr,
+    };
+    assert.equal(lib.convForward(b.native, args, [{}]) as number, 0, lib.lastError() as string);
+    assert.notEqual(lib.convForward(b.native, { ...args, query_start_loc: q.addr }, [{}]) as number, 0);
+    assert.match(lib.lastError() as string, /args\.query_start_loc: must be 0 when args\.query_start_loc_host is given/);
+    assert.notEqual(lib.convForward(b.native, { ...args, query_start_loc_host: short.addr }, [{}]) as number, 0);
+    assert.match(lib.lastError() as string, /args\.query_start_loc_host: must end at T = 4, got 3/);
+    assert.notEqual(lib.convForward(b.native, { ...args, query_start_loc_host: 0 }, [{}]) as number, 0);
+    assert.match(lib.lastError() as string, /query_start_loc/);
+    freeNative(good.mem);
+    freeNative(short.mem);
+    for (const t of [x, w, q, st, out]) t.release();
   });
 });
 

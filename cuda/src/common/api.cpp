@@ -456,7 +456,30 @@ GDN_API gdn_status gdn_conv_launch_contract(int32_t arm, int32_t mapping, int64_
   });
 }
 
+// A user arm runs in the worker process (docs/USER-ARMS.md), which cannot read this process's memory:
+// host offsets go to a device buffer first, and the call proceeds with them there.
+static gdn_status conv_forward_offsets_on_device(gdn_backend* b, const gdn_conv_args* args, gdn_launch_contract* contract) {
+  const uint64_t bytes = ((uint64_t)args->num_seqs + 1) * 4;
+  gdn_addr dev = 0;
+  gdn_status st = gdn_buffer_alloc(b, bytes, &dev);
+  if (st != GDN_OK) return st;
+  st = gdn_buffer_upload(b, dev, args->query_start_loc_host, bytes);
+  if (st == GDN_OK) {
+    gdn_conv_args moved = *args;
+    moved.query_start_loc = dev;
+    moved.query_start_loc_host = nullptr;
+    st = gdn_conv_forward(b, &moved, contract);
+  }
+  const std::string err = thread_last_error();
+  gdn_buffer_free(b, dev);
+  if (st != GDN_OK) fail(b, st, "%s", err.c_str());  // keep the call's own message, not the free's
+  return st;
+}
+
 GDN_API gdn_status gdn_conv_forward(gdn_backend* b, const gdn_conv_args* args, gdn_launch_contract* contract) {
+  if (args != nullptr && args->query_start_loc_host != nullptr && args->query_start_loc == 0 && args->num_seqs >= 1 &&
+      !user::in_worker() && user::is_user(registry::get(registry::kConv, args->arm)))
+    return conv_forward_offsets_on_device(b, args, contract);
   return backend_call(b, "gdn_conv_forward", [&]() -> gdn_status {
     ConvPlan plan;
     gdn_status st = conv_plan(b, args, &plan);
@@ -558,7 +581,16 @@ GDN_API gdn_status gdn_time_ops(gdn_backend* b, const gdn_op* ops, int32_t n_ops
       const gdn_status st = plan_op(b, ops[i], i, &planned[(size_t)i]);
       if (st != GDN_OK) return st;
     }
-    if (!user::in_worker() && user::any_user_op(planned)) return user::isolated_time_ops(b, ops, n_ops, cfg, samples_us);
+    if (!user::in_worker() && user::any_user_op(planned)) {
+      // The worker process plans these ops again from their args and cannot read this process's memory.
+      for (int32_t i = 0; i < n_ops; ++i)
+        if (ops[i].kind == GDN_OP_CONV && ops[i].conv.query_start_loc_host != nullptr)
+          return fail(b, GDN_ERR_UNSUPPORTED,
+                      "ops[%d].conv.query_start_loc_host: a timing run with a user arm replays in the worker process; "
+                      "give query_start_loc on the device",
+                      (int)i);
+      return user::isolated_time_ops(b, ops, n_ops, cfg, samples_us);
+    }
 #if GDN_HAVE_CUDA
     if (backend_is_cuda(b)) return cuda::time_ops(b, planned, *cfg, samples_us);
 #endif

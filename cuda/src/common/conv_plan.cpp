@@ -41,6 +41,23 @@ gdn_status check_qsl(gdn_backend* b, const int32_t* qsl, int32_t n, int64_t T, c
 }  // namespace
 
 // ----------------------------------------------------------------- launch contract
+gdn_status load_query_start_loc(gdn_backend* b, const int32_t* host, gdn_addr device, int64_t N, int64_t T,
+                                std::vector<int32_t>* qsl) {
+  if (host != nullptr && device != 0)
+    return fail(b, GDN_ERR_INVALID_ARGUMENT,
+                "args.query_start_loc: must be 0 when args.query_start_loc_host is given (one source of the offsets), "
+                "got 0x%" PRIx64,
+                device);
+  qsl->assign((size_t)N + 1, 0);
+  if (host != nullptr) {
+    std::memcpy(qsl->data(), host, ((size_t)N + 1) * sizeof(int32_t));
+    return check_qsl(b, qsl->data(), (int32_t)N, T, "args.query_start_loc_host");
+  }
+  const gdn_status st = read_to_host(b, qsl->data(), device, ((uint64_t)N + 1) * 4, "args.query_start_loc");
+  if (st != GDN_OK) return st;
+  return check_qsl(b, qsl->data(), (int32_t)N, T, "args.query_start_loc");
+}
+
 gdn_status conv_contract(gdn_backend* b, int32_t arm, int32_t mapping, int64_t C, int64_t K, const int32_t* qsl,
                          int32_t num_seqs, bool vec_ok, gdn_launch_contract* ct, std::vector<int32_t>* programs,
                          registry::EntryRef* ran) {
@@ -217,7 +234,7 @@ gdn_status conv_plan(gdn_backend* b, const gdn_conv_args* a, ConvPlan* plan) {
   const uint64_t x_bytes = T > 0 ? ((uint64_t)(T - 1) * (uint64_t)a->x_row_stride + (uint64_t)C) * xs : 0;
   const uint64_t w_bytes = (uint64_t)C * (uint64_t)K * xs;
   const uint64_t bias_bytes = a->bias ? (uint64_t)C * xs : 0;
-  const uint64_t qsl_bytes = (uint64_t)(N + 1) * 4;
+  const uint64_t qsl_bytes = a->query_start_loc_host ? 0 : (uint64_t)(N + 1) * 4;  // a host copy has no range
   const uint64_t his_bytes = a->has_initial_state ? (uint64_t)N * hs : 0;
   const uint64_t state_bytes = (uint64_t)N * (uint64_t)C * (uint64_t)(K - 1) * 4;
   const uint64_t out_bytes = (uint64_t)T * (uint64_t)C * os;
@@ -236,12 +253,11 @@ gdn_status conv_plan(gdn_backend* b, const gdn_conv_args* a, ConvPlan* plan) {
   if (st != GDN_OK) return st;
   const uint64_t align_x = a->x % 16, align_out = a->out % 16;
 
-  // ---- query_start_loc, read back
-  std::vector<int32_t> qsl((size_t)N + 1);
-  st = read_to_host(b, qsl.data(), a->query_start_loc, qsl_bytes, "args.query_start_loc");
+  // ---- query_start_loc: the caller's host copy, or read back
+  st = load_query_start_loc(b, a->query_start_loc_host, a->query_start_loc, N, T, &plan->qsl);
   if (st != GDN_OK) return st;
-  st = check_qsl(b, qsl.data(), (int32_t)N, T, "args.query_start_loc");
-  if (st != GDN_OK) return st;
+  plan->qsl_from_host = a->query_start_loc_host != nullptr;
+  const std::vector<int32_t>& qsl = plan->qsl;
 
   // ---- contract
   const bool vec_ok = C % conv::kVecLanes == 0 && a->x_row_stride % conv::kVecLanes == 0 && align_x == 0 && align_out == 0;
@@ -274,7 +290,8 @@ gdn_status conv_plan(gdn_backend* b, const gdn_conv_args* a, ConvPlan* plan) {
   p.x = addr_ptr<const void>(a->x);
   p.w = addr_ptr<const void>(a->weight);
   p.bias = a->bias ? addr_ptr<const void>(a->bias) : nullptr;
-  p.qsl = addr_ptr<const int32_t>(a->query_start_loc);
+  // A host copy serves the host backend as it is; the CUDA backend uploads it (conv_prepare).
+  p.qsl = plan->qsl_from_host ? plan->qsl.data() : addr_ptr<const int32_t>(a->query_start_loc);
   p.his = a->has_initial_state ? addr_ptr<const void>(a->has_initial_state) : nullptr;
   p.his_i32 = a->his_dtype == GDN_I32;
   p.mapping = ct.mapping_ran;

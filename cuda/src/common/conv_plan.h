@@ -33,7 +33,15 @@ struct ConvPlan {
   std::vector<int64_t> order;     // host backend: linear block indices in run order
   int32_t schedule_kind = GDN_SCHED_FORWARD;  // host backend: only FORWARD may replay blocks in parallel
   std::shared_ptr<void> device_programs;  // CUDA backend: device copy of programs (freed with the plan)
+  std::vector<int32_t> qsl;               // the sequence offsets on the host (read back, or the caller's copy)
+  bool qsl_from_host = false;             // args.query_start_loc_host: the CUDA backend uploads qsl itself
 };
+
+// The N+1 sequence offsets of a prefill launch on the host: the caller's host copy (exactly one of
+// `host` and `device` is given) or a read-back of the device array; then checked (0 = qsl[0] <= ... <=
+// qsl[N] = T). Errors name the argument.
+gdn_status load_query_start_loc(gdn_backend* backend, const int32_t* host, gdn_addr device, int64_t N, int64_t T,
+                                std::vector<int32_t>* qsl);
 
 // Validates every field of args against the backend (dtypes, sizes, query_start_loc read back and
 // checked, every address range, arm/mapping/mutant, widen and schedule) and plans the launch.

@@ -1,5 +1,6 @@
 // fused_plan.cpp — validates the fused conv -> post-conv op and plans its launch (fused_plan.h).
 #include "common/fused_plan.h"
+#include "common/conv_plan.h"
 
 #include <cinttypes>
 #include <cstring>
@@ -160,20 +161,10 @@ gdn_status fused_plan(gdn_backend* b, const gdn_fused_args* a, FusedPlan* plan) 
                     outputs[i].name, outputs[j].name);
   }
 
-  // ---- query_start_loc, read back: 0 = qsl[0] <= ... <= qsl[N] = T
-  std::vector<int32_t> qsl((size_t)N + 1);
-  gdn_status st = read_to_host(b, qsl.data(), a->query_start_loc, (N + 1) * 4, "args.query_start_loc");
+  // ---- query_start_loc, read back and checked (conv_plan.h)
+  std::vector<int32_t> qsl;
+  gdn_status st = load_query_start_loc(b, nullptr, a->query_start_loc, (int64_t)N, a->T, &qsl);
   if (st != GDN_OK) return st;
-  if (qsl[0] != 0)
-    return fail(b, GDN_ERR_INVALID_ARGUMENT, "args.query_start_loc: expected entry 0 = 0, got %d", (int)qsl[0]);
-  for (uint64_t s = 0; s < N; ++s)
-    if (qsl[s + 1] < qsl[s])
-      return fail(b, GDN_ERR_INVALID_ARGUMENT,
-                  "args.query_start_loc: expected non-decreasing offsets, but entry %d = %d is below entry %d = %d",
-                  (int)s + 1, (int)qsl[s + 1], (int)s, (int)qsl[s]);
-  if (qsl[N] != a->T)
-    return fail(b, GDN_ERR_INVALID_ARGUMENT, "args.query_start_loc: expected the last entry = T = %" PRId64 ", got %d",
-                a->T, (int)qsl[N]);
 
   // ---- programs: (sequence, 64-token chunk), in order, none for empty sequences
   plan->programs.clear();

@@ -26,18 +26,30 @@ const UpdateLaunch kUpdate[] = {GDN_UPDATE_ARM_LIST(GDN_UPDATE)};
 namespace cuda {
 
 gdn_status conv_prepare(gdn_backend* b, ConvPlan* plan) {
-  if (plan->programs.empty()) {
-    plan->params.programs = nullptr;
-    return GDN_OK;
+  if (plan->device_programs) return GDN_OK;  // prepared already
+  if (!plan->qsl_from_host) {
+    if (plan->programs.empty()) {
+      plan->params.programs = nullptr;
+      return GDN_OK;
+    }
+    return upload_program_list(b, plan->programs, &plan->device_programs, &plan->params.programs, "conv");
   }
-  return upload_program_list(b, plan->programs, &plan->device_programs, &plan->params.programs, "conv");
+  // The caller's host offsets go up with the program list in one upload: [programs..., qsl...].
+  std::vector<int32_t> both(plan->programs);
+  both.insert(both.end(), plan->qsl.begin(), plan->qsl.end());
+  const int32_t* base = nullptr;
+  const gdn_status st = upload_program_list(b, both, &plan->device_programs, &base, "conv");
+  if (st != GDN_OK) return st;
+  plan->params.programs = plan->programs.empty() ? nullptr : base;
+  plan->params.qsl = base + plan->programs.size();
+  return GDN_OK;
 }
 
 gdn_status conv_launch(gdn_backend* b, const ConvPlan& plan) {
   gdn_status st = cuda_bind(b);
   if (st != GDN_OK) return st;
-  if (!plan.programs.empty() && !plan.device_programs)
-    return fail(b, GDN_ERR_INTERNAL, "conv launch: the program list was not prepared");
+  if ((!plan.programs.empty() || plan.qsl_from_host) && !plan.device_programs)
+    return fail(b, GDN_ERR_INTERNAL, "conv launch: the program list (or the host offsets) was not prepared");
   const gdn_launch_contract& ct = plan.contract;
   if ((int64_t)ct.grid_x * ct.grid_y == 0) return GDN_OK;
   cudaStream_t stream = cuda_state(b)->stream;
