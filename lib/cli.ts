@@ -224,6 +224,11 @@ export function exitAfterDrain(code: number, streams: NodeJS.WriteStream[] = [pr
 export async function main(argv: string[]): Promise<number> {
   const args = parseArgs(argv);
   const [cmd, sub] = args.positional;
+  // --help / -h anywhere prints the usage and runs nothing (a long check or benchmark must not start).
+  if (args.flags.has('help') || argv.includes('-h')) {
+    console.log(USAGE);
+    return 0;
+  }
   try {
     const defineFiles = args.flags.get('define');
     if (defineFiles !== undefined) {

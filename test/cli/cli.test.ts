@@ -25,6 +25,17 @@ describe('gdnlab CLI', function () {
     assert.ok(json.library.abi >= 1);
   });
 
+  it('--help or -h after any command prints the usage and runs nothing', () => {
+    for (const args of [['check', 'conv', '--help'], ['bench', 'overhead', '-h'], ['--help']]) {
+      const t0 = Date.now();
+      const r = gdnlab(args);
+      assert.equal(r.status, 0, `${args.join(' ')}: ${r.err}`);
+      assert.match(r.out, /^usage: gdnlab <command>/, args.join(' '));
+      assert.doesNotMatch(r.out + r.err, /equivalence:|overhead: /, `${args.join(' ')} started the command`);
+      assert.ok(Date.now() - t0 < 20000, `${args.join(' ')} took ${Date.now() - t0} ms`);
+    }
+  });
+
   it('check conv --quick --mutants passes every comparison and catches every mutant', () => {
     const r = gdnlab(['check', 'conv', '--quick', '--mutants', '--json']);
     assert.equal(r.status, 0, r.err);
