@@ -364,6 +364,35 @@ export async function overheadCases(backend: Backend, shape: OverheadShape): Pro
     call: () => postconv.forwardSync(pcIn, { ...pcOpts, out: pcOut }).release(),
   });
 
+  // fused conv → post-conv: the same T tokens and head layout, stream arm, bf16 throughout, the state
+  // updated in place (no copy of it per call); checked against head-tile, whose bits both equal the chain's.
+  const fused = await import('../ops/fused');
+  const fuIn = {
+    x: dev(Tensor.random([T, pcC], 'bf16', { seed: 12 })),
+    weight: dev(Tensor.random([pcC, 4], 'bf16', { seed: 13, scale: 0.5 })),
+    queryStartLoc: convIn.queryStartLoc,
+    convState: dev(Tensor.random([1, pcC, 3], 'f32', { seed: 14 })),
+    a: pcIn.a, b: pcIn.b, ALog: pcIn.ALog, dtBias: pcIn.dtBias,
+  };
+  const fuOpts = { ...dims, arm: 'stream', convDtype: 'bf16' as const, qkvDtype: 'bf16' as const, backend };
+  {
+    const ref = fused.forwardSync(fuIn, { ...fuOpts, arm: 'head-tile' });
+    const got = fused.forwardSync(fuIn, fuOpts);
+    const names = ['q', 'k', 'v', 'g', 'beta', 'convState'] as const;
+    validated.push({ op: `fused stream T=${T}`, mismatches: names.reduce((n, k) => n + mismatching(got[k].bits(), ref[k].bits()), 0), elements: names.reduce((n, k) => n + got[k].numel, 0) });
+    ref.release();
+    got.release();
+  }
+  const fuKernel = fused.prepareTimed(fuIn, fuOpts);
+  kernels.push(fuKernel);
+  cases.push({
+    op: `fused.forward stream T=${T} Hk=${dims.Hk} Hv=${dims.Hv} bf16`,
+    variant: 'forwardSync, state in place',
+    kernel: fuKernel,
+    call: () => fused.forwardSync(fuIn, { ...fuOpts, inPlace: true }).release(),
+    note: 'no out option: q, k, v, g, beta are fresh each call',
+  });
+
   // matmul: [M, Kd] · [N, Kd]ᵀ, bf16 in, f32 out (wall time only: gdn_time_ops has no matmul op).
   const { M, N, Kd } = shape;
   const ma = dev(Tensor.random([M, Kd], 'bf16', { seed: 10 }));

@@ -410,6 +410,7 @@ export interface GdnLib {
   convUpdateRaw: Fn;
   postconvForwardRaw: Fn;
   matmulNTRaw: Fn;
+  fusedForwardRaw: Fn;
   armCount: Fn;
   armRegister: Fn;
   armInfo: Fn;
@@ -492,6 +493,7 @@ function bind(lib: LibraryHandle, libPath: string): GdnLib {
     convUpdateRaw: lib.func('gdn_conv_update', st, [gdn_backend_ptr, 'void*']),
     postconvForwardRaw: lib.func('gdn_postconv_forward', st, [gdn_backend_ptr, 'void*', 'void*']),
     matmulNTRaw: lib.func('gdn_matmul_nt', st, [gdn_backend_ptr, 'void*']),
+    fusedForwardRaw: lib.func('gdn_fused_forward', st, [gdn_backend_ptr, 'void*', 'void*']),
     armCount: lib.func('gdn_arm_count', 'int32_t', ['int32_t']),
     armRegister: lib.func('gdn_arm_register', st, [koffi.pointer(UserArmDescT), koffi.out(koffi.pointer('int32_t'))]),
     armInfo: lib.func('gdn_arm_info_get', st, ['int32_t', 'int32_t', koffi.out(koffi.pointer(ArmInfoT))]),
@@ -550,4 +552,6 @@ export const postconvArgsCodec = structEncoder<PostconvArgs>(PostconvArgsT);
 export const matmulArgsCodec = structEncoder<MatmulArgs>(MatmulArgsT);
 export const launchContractCodec = structDecoder<LaunchContractStruct>(LaunchContractT);
 export const postconvResultCodec = structDecoder<PostconvResultStruct>(PostconvResultT);
+export const fusedArgsCodec = structEncoder<FusedArgs>(FusedArgsT);
+export const fusedResultCodec = structDecoder<FusedResultStruct>(FusedResultT);
 export const BACKEND_PTR = gdn_backend_ptr;

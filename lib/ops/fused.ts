@@ -6,7 +6,7 @@
 import { describe } from '../dtype';
 import { Tensor } from '../tensor';
 import { Backend, NativeOp } from '../backend';
-import { FusedArgs, FusedResultStruct } from '../native/gdn';
+import { FusedArgs, FusedResultStruct, fusedArgsCodec, fusedResultCodec } from '../native/gdn';
 import * as conv from './conv';
 import * as postconv from './postconv';
 import { armId, armName, armNames } from './arms';
@@ -206,31 +206,34 @@ function finish(p: Prepared, r: FusedResultStruct): FusedResult {
 }
 
 /** Runs the fused op on a worker thread. */
+// Both calls pass the argument bytes written by fusedArgsCodec (koffi's object marshalling of this
+// struct cost several µs a call, docs/BENCHMARKS.md "Per-op overhead"); async calls get fresh bytes,
+// which the worker thread reads after this function has returned.
 export async function forward(inputs: FusedInputs, opts: FusedOptions): Promise<FusedResult> {
   const p = prepare(inputs, opts);
-  const result: FusedResultStruct[] = [{} as FusedResultStruct];
+  const result = fusedResultCodec.fresh();
   try {
-    await p.backend.callAsync(p.backend.lib.fusedForward, [p.backend.native, p.args, result], 'fused.forward');
+    await p.backend.callAsync(p.backend.lib.fusedForwardRaw, [p.backend.native, fusedArgsCodec.encode(p.args), result], 'fused.forward');
   } catch (e) {
     p.staging.release();
     releaseAll(p);
     throw e;
   }
-  return finish(p, result[0]);
+  return finish(p, fusedResultCodec.decode(result));
 }
 
 /** The same as forward, on the calling thread. */
 export function forwardSync(inputs: FusedInputs, opts: FusedOptions): FusedResult {
   const p = prepare(inputs, opts);
-  const result: FusedResultStruct[] = [{} as FusedResultStruct];
+  const result = fusedResultCodec.scratch();
   try {
-    p.backend.check(p.backend.lib.fusedForward(p.backend.native, p.args, result) as number, 'fused.forward');
+    p.backend.check(p.backend.lib.fusedForwardRaw(p.backend.native, fusedArgsCodec.encodeScratch(p.args), result) as number, 'fused.forward');
   } catch (e) {
     p.staging.release();
     releaseAll(p);
     throw e;
   }
-  return finish(p, result[0]);
+  return finish(p, fusedResultCodec.decode(result));
 }
 
 /** A fused launch ready for the native timing loop (inputs staged once; the state is a private copy). */

@@ -4,8 +4,9 @@
 import { strict as assert } from 'assert';
 import koffi from 'koffi';
 import {
-  ConvArgsT, ConvUpdateArgsT, PostconvArgsT, MatmulArgsT, LaunchContractT, PostconvResultT,
+  ConvArgsT, ConvUpdateArgsT, PostconvArgsT, MatmulArgsT, LaunchContractT, PostconvResultT, FusedArgsT, FusedResultT,
   convArgsCodec, convUpdateArgsCodec, postconvArgsCodec, matmulArgsCodec, launchContractCodec, postconvResultCodec,
+  fusedArgsCodec, fusedResultCodec,
 } from '../../lib/native/gdn';
 import { Rng } from '../../lib/random';
 
@@ -37,6 +38,7 @@ describe('native struct codec', () => {
     ['gdn_conv_update_args', ConvUpdateArgsT, convUpdateArgsCodec as never],
     ['gdn_postconv_args', PostconvArgsT, postconvArgsCodec as never],
     ['gdn_matmul_args', MatmulArgsT, matmulArgsCodec as never],
+    ['gdn_fused_args', FusedArgsT, fusedArgsCodec as never],
   ];
   for (const [name, type, codec] of cases) {
     it(`${name}: the same bytes as koffi.encode for 200 random objects`, () => {
@@ -70,6 +72,7 @@ describe('native struct codec', () => {
   for (const [name, type, codec] of [
     ['gdn_launch_contract', LaunchContractT, launchContractCodec],
     ['gdn_postconv_result', PostconvResultT, postconvResultCodec],
+    ['gdn_fused_result', FusedResultT, fusedResultCodec],
   ] as const) {
     it(`${name}: decodes what koffi encodes`, () => {
       const o = randomObject(type, new Rng(3));
