@@ -7,6 +7,7 @@
 #include "cuda/cuda_util.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 
@@ -107,7 +108,10 @@ gdn_status open(gdn_backend* b, int32_t ordinal) {
       cs->pinned = nullptr;  // optional: small reads then take the pageable path
       cudaGetLastError();
     }
-    if (cudaMallocHost(&cs->pinned_up, kPinned) == cudaSuccess &&
+    // GDN_CUDA_PINNED_UPLOADS=0 keeps the pageable path (a diagnostic: docs/BENCHMARKS.md times both).
+    const char* pinned_env = std::getenv("GDN_CUDA_PINNED_UPLOADS");
+    const bool pinned_uploads = !(pinned_env && pinned_env[0] == '0');
+    if (pinned_uploads && cudaMallocHost(&cs->pinned_up, kPinned) == cudaSuccess &&
         cudaEventCreateWithFlags(&cs->ev_pinned_up, cudaEventDisableTiming) == cudaSuccess) {
       cs->pinned_up_bytes = kPinned;
     } else {
