@@ -7,7 +7,6 @@
 #include "cuda/cuda_util.h"
 
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 
@@ -108,17 +107,6 @@ gdn_status open(gdn_backend* b, int32_t ordinal) {
       cs->pinned = nullptr;  // optional: small reads then take the pageable path
       cudaGetLastError();
     }
-    // GDN_CUDA_PINNED_UPLOADS=0 keeps the pageable path (a diagnostic: docs/BENCHMARKS.md times both).
-    const char* pinned_env = std::getenv("GDN_CUDA_PINNED_UPLOADS");
-    const bool pinned_uploads = !(pinned_env && pinned_env[0] == '0');
-    if (pinned_uploads && cudaMallocHost(&cs->pinned_up, kPinned) == cudaSuccess &&
-        cudaEventCreateWithFlags(&cs->ev_pinned_up, cudaEventDisableTiming) == cudaSuccess) {
-      cs->pinned_up_bytes = kPinned;
-    } else {
-      if (cs->pinned_up) cudaFreeHost(cs->pinned_up);
-      cs->pinned_up = nullptr;  // optional too: uploads then take the pageable path
-      cudaGetLastError();
-    }
   }
   b->cuda = cs;
   if (st != GDN_OK) {
@@ -135,8 +123,6 @@ void close(gdn_backend* b) {
   if (cs->stream) cudaStreamSynchronize(cs->stream);
   if (cs->flush) cudaFree(cs->flush);
   if (cs->pinned) cudaFreeHost(cs->pinned);
-  if (cs->pinned_up) cudaFreeHost(cs->pinned_up);
-  if (cs->ev_pinned_up) cudaEventDestroy(cs->ev_pinned_up);
   if (cs->ev_start) cudaEventDestroy(cs->ev_start);
   if (cs->ev_stop) cudaEventDestroy(cs->ev_stop);
   if (cs->stream) cudaStreamDestroy(cs->stream);
@@ -306,20 +292,7 @@ gdn_status upload_program_list(gdn_backend* b, const std::vector<int32_t>& progr
   *device = static_cast<const int32_t*>(d);
   char what[64];
   std::snprintf(what, sizeof what, "%s: upload of the program list", op);
-  CudaState* cs = cuda_state(b);
-  if (cs->pinned_up == nullptr || bytes > cs->pinned_up_bytes)
-    return cuda_check(b, cudaMemcpyAsync(d, programs.data(), bytes, cudaMemcpyHostToDevice, cs->stream), what);
-  // Through the pinned staging area: the copy is enqueued, the caller does not wait for it.
-  if (cs->pinned_up_pending) {
-    st = cuda_check(b, cudaEventSynchronize(cs->ev_pinned_up), what);
-    if (st != GDN_OK) return st;
-  }
-  std::memcpy(cs->pinned_up, programs.data(), bytes);
-  st = cuda_check(b, cudaMemcpyAsync(d, cs->pinned_up, bytes, cudaMemcpyHostToDevice, cs->stream), what);
-  if (st != GDN_OK) return st;
-  st = cuda_check(b, cudaEventRecord(cs->ev_pinned_up, cs->stream), what);
-  cs->pinned_up_pending = st == GDN_OK;
-  return st;
+  return cuda_check(b, cudaMemcpyAsync(d, programs.data(), bytes, cudaMemcpyHostToDevice, cuda_state(b)->stream), what);
 }
 
 }  // namespace gdn

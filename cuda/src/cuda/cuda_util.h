@@ -22,14 +22,6 @@ struct CudaState {
   // staging path and costs several µs more per call. Used under the backend's exec lock only.
   void* pinned = nullptr;
   size_t pinned_bytes = 0;
-  // Pinned host memory for small uploads that must not wait (the program lists and host offsets of
-  // the prefill ops): from pageable memory a cudaMemcpyAsync stages the bytes through the driver first,
-  // which costs several µs on the calling thread. ev_pinned_up marks the last upload from it; the next
-  // one waits for that event before it overwrites the bytes (it has long completed on the sync path).
-  void* pinned_up = nullptr;
-  size_t pinned_up_bytes = 0;
-  cudaEvent_t ev_pinned_up = nullptr;
-  bool pinned_up_pending = false;
 };
 
 inline CudaState* cuda_state(gdn_backend* b) { return static_cast<CudaState*>(b->cuda); }
