@@ -387,10 +387,22 @@ export async function overheadCases(backend: Backend, shape: OverheadShape): Pro
   kernels.push(fuKernel);
   cases.push({
     op: `fused.forward stream T=${T} Hk=${dims.Hk} Hv=${dims.Hv} bf16`,
-    variant: 'forwardSync, state in place',
+    variant: 'forwardSync, fresh outputs, state in place',
     kernel: fuKernel,
     call: () => fused.forwardSync(fuIn, { ...fuOpts, inPlace: true }).release(),
-    note: 'no out option: q, k, v, g, beta are fresh each call',
+  });
+  const fuOut = {
+    q: dev(Tensor.empty([T, dims.Hk, dims.Dk], 'bf16', { backend })),
+    k: dev(Tensor.empty([T, dims.Hk, dims.Dk], 'bf16', { backend })),
+    v: dev(Tensor.empty([T, dims.Hv, dims.Dv], 'bf16', { backend })),
+    g: dev(Tensor.empty([T, dims.Hv], 'f32', { backend })),
+    beta: dev(Tensor.empty([T, dims.Hv], 'f32', { backend })),
+  };
+  cases.push({
+    op: `fused.forward stream T=${T} Hk=${dims.Hk} Hv=${dims.Hv} bf16`,
+    variant: 'forwardSync, out buffers reused, state in place',
+    kernel: fuKernel,
+    call: () => fused.forwardSync(fuIn, { ...fuOpts, inPlace: true, out: fuOut }).release(),
   });
 
   // matmul: [M, Kd] · [N, Kd]ᵀ, bf16 in, f32 out (wall time only: gdn_time_ops has no matmul op).

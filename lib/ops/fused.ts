@@ -10,8 +10,8 @@ import { FusedArgs, FusedResultStruct, fusedArgsCodec, fusedResultCodec } from '
 import * as conv from './conv';
 import * as postconv from './postconv';
 import { armId, armName, armNames } from './arms';
-import { PostconvShape } from './postconv';
-import { DTYPE_CODE, Staging, backendOf, expectChoice, expectDType, expectInt, expectShape, expectTensor, expectContiguous } from './common';
+import { PostconvShape, PostconvOutBuffers } from './postconv';
+import { DTYPE_CODE, Staging, backendOf, expectChoice, expectDType, expectInt, expectShape, expectTensor, expectContiguous, expectOut } from './common';
 
 /** The arm gdn.fused.forward runs when none is named. */
 export const DEFAULT_FUSED_ARM = 'stream';
@@ -61,7 +61,16 @@ export interface FusedOptions extends PostconvShape {
   backend?: Backend;
   /** Update `convState` itself (a device tensor on the backend) instead of returning a new state tensor. */
   inPlace?: boolean;
+  /**
+   * Buffers to write q, k, v, g, beta into (any subset), as postconv.forward's `out`: tensors on the
+   * backend of the call with the outputs' shapes and dtypes, contiguous, sharing no byte with an input
+   * or another output. They stay the caller's (release() leaves them) and are not poisoned first.
+   */
+  out?: PostconvOutBuffers;
 }
+
+const FUSED_OUTPUTS = ['q', 'k', 'v', 'g', 'beta'] as const;
+const OUT_NAMES = { q: 'out.q', k: 'out.k', v: 'out.v', g: 'out.g', beta: 'out.beta' } as const;
 
 export interface FusedLaunch {
   arm: FusedArm;
@@ -92,6 +101,7 @@ export interface FusedResult extends FusedOutputs {
 interface Prepared {
   args: FusedArgs;
   outputs: Tensor[];
+  owned: Tensor[];  // the outputs this call allocated (the others are the caller's `out` buffers)
   convState: Tensor;
   stateIsCaller: boolean;
   staging: Staging;
@@ -126,12 +136,16 @@ function prepare(inputs: FusedInputs, opts: FusedOptions): Prepared {
   expectDType(qsl, 'queryStartLoc', ['i32']);
   if (qsl.rank !== 1 || qsl.numel < 2) throw new RangeError(`queryStartLoc: expected shape [N+1] with N >= 1, got [${qsl.shape.join(', ')}]`);
   const N = qsl.numel - 1;
-  const offsets = qsl.bits() as Int32Array;
-  if (offsets[0] !== 0) throw new RangeError(`queryStartLoc: must start at 0, got ${offsets[0]}`);
-  for (let s = 0; s < N; s++) {
-    if (offsets[s + 1] < offsets[s]) throw new RangeError(`queryStartLoc: must not decrease, but [${s}] = ${offsets[s]} > [${s + 1}] = ${offsets[s + 1]}`);
+  // Host offsets are checked here; a device tensor's are checked by libgdn, which reads them back anyway
+  // (reading them here too cost a second device round trip per call).
+  if (qsl.location === 'host') {
+    const offsets = qsl.bits() as Int32Array;
+    if (offsets[0] !== 0) throw new RangeError(`queryStartLoc: must start at 0, got ${offsets[0]}`);
+    for (let s = 0; s < N; s++) {
+      if (offsets[s + 1] < offsets[s]) throw new RangeError(`queryStartLoc: must not decrease, but [${s}] = ${offsets[s]} > [${s + 1}] = ${offsets[s + 1]}`);
+    }
+    if (offsets[N] !== T) throw new RangeError(`queryStartLoc: must end at T = ${T} (rows of x), got ${offsets[N]}`);
   }
-  if (offsets[N] !== T) throw new RangeError(`queryStartLoc: must end at T = ${T} (rows of x), got ${offsets[N]}`);
   let his: Tensor | null = null;
   if (inputs.hasInitialState != null) {
     his = expectTensor(conv.int32Tensor(inputs.hasInitialState, 'hasInitialState'), 'hasInitialState');
@@ -148,13 +162,34 @@ function prepare(inputs: FusedInputs, opts: FusedOptions): Prepared {
   if (opts.inPlace && !(state.location === 'device' && state.backend === backend)) {
     throw new Error('inPlace: convState must already be on the backend (convState.to(backend)) to be updated in place');
   }
+  const given = opts.out ?? {};
+  if (typeof given !== 'object') throw new TypeError(`out: expected { q?, k?, v?, g?, beta? } (output buffers), got ${describe(given)}`);
+  for (const key of Object.keys(given)) {
+    if (!(FUSED_OUTPUTS as readonly string[]).includes(key)) throw new TypeError(`out.${key}: not an output of fused.forward (expected q, k, v, g or beta)`);
+  }
+  const g0 = given as PostconvOutBuffers;
+  const shapes = {
+    q: [[T, Hk, Dk], qkvDtype], k: [[T, Hk, Dk], qkvDtype], v: [[T, Hv, Dv], qkvDtype], g: [[T, Hv], 'f32'], beta: [[T, Hv], 'f32'],
+  } as const;
+  // Every input and every given output, by name (expectOut skips the output it is checking).
+  const named = [['x', x], ['weight', weight], ['bias', bias], ['queryStartLoc', qsl], ['hasInitialState', his], ['convState', state],
+    ['a', a], ['b', b], ['ALog', ALog], ['dtBias', dtBias],
+    ['out.q', g0.q], ['out.k', g0.k], ['out.v', g0.v], ['out.g', g0.g], ['out.beta', g0.beta]] as const;
+  const chosen: Partial<Record<(typeof FUSED_OUTPUTS)[number], Tensor>> = {};
+  for (const key of FUSED_OUTPUTS) {
+    const t = g0[key];
+    if (t !== undefined) chosen[key] = expectOut(t, OUT_NAMES[key], backend, shapes[key][0], shapes[key][1], named);
+  }
   const staging = new Staging(backend);
   const outputs: Tensor[] = [];
+  const owned: Tensor[] = [];
   let dstate: Tensor | null = null;
   try {
     dstate = opts.inPlace ? state : staging.mutableCopy(state);
-    for (const [shape, dtype] of [[[T, Hk, Dk], qkvDtype], [[T, Hk, Dk], qkvDtype], [[T, Hv, Dv], qkvDtype], [[T, Hv], 'f32'], [[T, Hv], 'f32']] as const) {
-      outputs.push(staging.output(shape, dtype));
+    for (const key of FUSED_OUTPUTS) {
+      const t = chosen[key] ?? staging.output(shapes[key][0], shapes[key][1]);
+      if (!chosen[key]) owned.push(t);
+      outputs.push(t);
     }
     const [q, k, v, g, beta] = outputs;
     const args: FusedArgs = {
@@ -177,17 +212,17 @@ function prepare(inputs: FusedInputs, opts: FusedOptions): Prepared {
       dt_bias: staging.input(dtBias).addr,
       q: q.addr, k: k.addr, v: v.addr, g: g.addr, beta: beta.addr,
     };
-    return { args, outputs, convState: dstate, stateIsCaller: !!opts.inPlace, staging, backend, arm, mutant };
+    return { args, outputs, owned, convState: dstate, stateIsCaller: !!opts.inPlace, staging, backend, arm, mutant };
   } catch (e) {
     staging.release();
-    for (const t of outputs) t.release();
+    for (const t of owned) t.release();
     if (dstate && !opts.inPlace) dstate.release();
     throw e;
   }
 }
 
 function releaseAll(p: Prepared): void {
-  for (const t of p.outputs) t.release();
+  for (const t of p.owned) t.release();
   if (!p.stateIsCaller) p.convState.release();
 }
 

@@ -6,6 +6,7 @@ import { Backend } from '../../lib/backend';
 import { Tensor } from '../../lib/tensor';
 import * as conv from '../../lib/ops/conv';
 import * as postconv from '../../lib/ops/postconv';
+import * as fused from '../../lib/ops/fused';
 import { matmulNT } from '../../lib/ops/matmul';
 import { forEachBackend } from '../backends';
 
@@ -126,6 +127,45 @@ forEachBackend((backendOf) => {
       assert.throws(() => postconv.forwardSync(inputs, { ...opts, out: { z: g } as never }), /out\.z: not an output of postconv\.forward/);
       fresh.release();
       for (const t of [k, g, ...Object.values(inputs)]) t.release();
+    });
+
+    it('fused.forward writes into any subset of q, k, v, g, beta: the fresh bits, sync and async; refuses bad buffers', async () => {
+      const dims = { Hk: 1, Hv: 2, Dk: 128, Dv: 128 };
+      const Cf = 2 * dims.Hk * dims.Dk + dims.Hv * dims.Dv;
+      const packed = Tensor.random([T, 2 * dims.Hv], 'bf16', { seed: 20 }).to(b);
+      const inputs = {
+        x: Tensor.random([T, Cf], 'bf16', { seed: 21 }).to(b),
+        weight: Tensor.random([Cf, 4], 'bf16', { seed: 22, scale: 0.5 }).to(b),
+        queryStartLoc: Tensor.from([0, 10, T], [3], 'i32').to(b),
+        hasInitialState: [1, 0],
+        convState: Tensor.random([2, Cf, 3], 'f32', { seed: 23 }).to(b),
+        a: packed.sliceCols(0, dims.Hv), b: packed.sliceCols(dims.Hv, dims.Hv),
+        ALog: Tensor.random([dims.Hv], 'f32', { seed: 24 }).to(b),
+        dtBias: Tensor.random([dims.Hv], 'f32', { seed: 25 }).to(b),
+      };
+      const opts = { ...dims, arm: 'stream', convDtype: 'bf16' as const, qkvDtype: 'bf16' as const, backend: b };
+      const fresh = fused.forwardSync(inputs, opts);
+      const q = Tensor.empty([T, dims.Hk, dims.Dk], 'bf16', { backend: b });
+      const v = Tensor.empty([T, dims.Hv, dims.Dv], 'bf16', { backend: b });
+      const beta = Tensor.empty([T, dims.Hv], 'f32', { backend: b });
+      for (const call of ['sync', 'async'] as const) {
+        const o = { ...opts, out: { q, v, beta } };
+        const r = call === 'async' ? await fused.forward(inputs, o) : fused.forwardSync(inputs, o);
+        assert.equal(r.q, q);
+        assert.equal(r.v, v);
+        assert.equal(r.beta, beta);
+        for (const name of ['q', 'k', 'v', 'g', 'beta', 'convState'] as const) same(r[name], fresh[name]);
+        r.release();
+        assert.equal(q.released || v.released || beta.released, false, `${call}: release() leaves the caller's buffers`);
+        assert.equal(r.k.released && r.g.released, true, `${call}: outputs the op allocated are released`);
+      }
+      assert.throws(() => fused.forwardSync(inputs, { ...opts, out: { k: q, q } }), /out\.q: shares memory with out\.k/);
+      assert.throws(() => fused.forwardSync(inputs, { ...opts, out: { g: inputs.convState } }), /out\.g: expected shape \[24, 2\]/);
+      assert.throws(() => fused.forwardSync(inputs, { ...opts, out: { beta: inputs.ALog } }), /out\.beta: expected shape/);
+      const alias = Tensor.empty([T, dims.Hv], 'f32', { backend: b });
+      assert.throws(() => fused.forwardSync(inputs, { ...opts, out: { z: alias } as never }), /out\.z: not an output of fused\.forward/);
+      fresh.release();
+      for (const t of [q, v, beta, alias, packed, inputs.x, inputs.weight, inputs.queryStartLoc, inputs.convState, inputs.ALog, inputs.dtBias]) t.release();
     });
 
     it('matmulNT writes into out.out', () => {
