@@ -344,13 +344,15 @@ export async function overheadCases(backend: Backend, shape: OverheadShape): Pro
   }
   const pcKernel = postconv.prepareTimed(pcIn, pcOpts);
   kernels.push(pcKernel);
-  const pcOut = {
+  // Output buffers of the post-conv's (and the fused op's) shapes: bf16 q, k, v; f32 g and beta.
+  const qkvgbOut = () => ({
     q: dev(Tensor.empty([T, dims.Hk, dims.Dk], 'bf16', { backend })),
     k: dev(Tensor.empty([T, dims.Hk, dims.Dk], 'bf16', { backend })),
     v: dev(Tensor.empty([T, dims.Hv, dims.Dv], 'bf16', { backend })),
     g: dev(Tensor.empty([T, dims.Hv], 'f32', { backend })),
     beta: dev(Tensor.empty([T, dims.Hv], 'f32', { backend })),
-  };
+  });
+  const pcOut = qkvgbOut();
   cases.push({
     op: `postconv.forward token-tile T=${T} Hk=${dims.Hk} Hv=${dims.Hv} bf16`,
     variant: 'forwardSync, fresh outputs',
@@ -391,13 +393,7 @@ export async function overheadCases(backend: Backend, shape: OverheadShape): Pro
     kernel: fuKernel,
     call: () => fused.forwardSync(fuIn, { ...fuOpts, inPlace: true }).release(),
   });
-  const fuOut = {
-    q: dev(Tensor.empty([T, dims.Hk, dims.Dk], 'bf16', { backend })),
-    k: dev(Tensor.empty([T, dims.Hk, dims.Dk], 'bf16', { backend })),
-    v: dev(Tensor.empty([T, dims.Hv, dims.Dv], 'bf16', { backend })),
-    g: dev(Tensor.empty([T, dims.Hv], 'f32', { backend })),
-    beta: dev(Tensor.empty([T, dims.Hv], 'f32', { backend })),
-  };
+  const fuOut = qkvgbOut();
   cases.push({
     op: `fused.forward stream T=${T} Hk=${dims.Hk} Hv=${dims.Hv} bf16`,
     variant: 'forwardSync, out buffers reused, state in place',

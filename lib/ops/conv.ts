@@ -172,6 +172,28 @@ interface PreparedConv {
   backend: Backend;
 }
 
+/**
+ * The sequence offsets `queryStartLoc` ([N+1] i32: a tensor, or numbers) of a prefill op over T rows.
+ * Host offsets are checked here (0 first, non-decreasing, T last); a device tensor's are checked by
+ * libgdn, which reads them back anyway (reading them here too would cost a second device round trip
+ * per call). Shared by conv.forward and fused.forward.
+ */
+export function expectOffsets(value: Tensor | readonly number[], T: number): { qsl: Tensor; N: number } {
+  const qsl = expectTensor(int32Tensor(value, 'queryStartLoc'), 'queryStartLoc');
+  expectDType(qsl, 'queryStartLoc', ['i32']);
+  if (qsl.rank !== 1 || qsl.numel < 2) throw new RangeError(`queryStartLoc: expected shape [N+1] with N >= 1, got [${qsl.shape.join(', ')}]`);
+  const N = qsl.numel - 1;
+  if (qsl.location === 'host') {
+    const offsets = qsl.bits() as Int32Array;
+    if (offsets[0] !== 0) throw new RangeError(`queryStartLoc: must start at 0, got ${offsets[0]}`);
+    for (let s = 0; s < N; s++) {
+      if (offsets[s + 1] < offsets[s]) throw new RangeError(`queryStartLoc: must not decrease, but [${s}] = ${offsets[s]} > [${s + 1}] = ${offsets[s + 1]}`);
+    }
+    if (offsets[N] !== T) throw new RangeError(`queryStartLoc: must end at T = ${T} (rows of x), got ${offsets[N]}`);
+  }
+  return { qsl, N };
+}
+
 export function int32Tensor(value: Tensor | readonly (number | boolean)[], what: string): Tensor {
   if (value instanceof Tensor) return value;
   if (!Array.isArray(value)) throw new TypeError(`${what}: expected a Tensor or an array of integers, got ${describe(value)}`);
@@ -237,20 +259,7 @@ function prepare(inputs: ConvInputs, opts: ConvOptions, offsetsPath: OffsetsPath
   if (x.rank !== 2) throw new RangeError(`x: expected shape [T, C], got [${x.shape.join(', ')}]`);
   const [T, C] = x.shape;
   const { weight, K, bias } = checkTaps(inputs, x, C);
-  const qsl = expectTensor(int32Tensor(inputs.queryStartLoc, 'queryStartLoc'), 'queryStartLoc');
-  expectDType(qsl, 'queryStartLoc', ['i32']);
-  if (qsl.rank !== 1 || qsl.numel < 2) throw new RangeError(`queryStartLoc: expected shape [N+1] with N >= 1, got [${qsl.shape.join(', ')}]`);
-  const N = qsl.numel - 1;
-  // Offsets in host memory are checked here; a device tensor's are checked by libgdn, which reads
-  // them back anyway (reading them here too would cost a second device round trip per call).
-  if (qsl.location === 'host') {
-    const offsets = qsl.bits() as Int32Array;
-    if (offsets[0] !== 0) throw new RangeError(`queryStartLoc: must start at 0, got ${offsets[0]}`);
-    for (let s = 0; s < N; s++) {
-      if (offsets[s + 1] < offsets[s]) throw new RangeError(`queryStartLoc: must not decrease, but [${s}] = ${offsets[s]} > [${s + 1}] = ${offsets[s + 1]}`);
-    }
-    if (offsets[N] !== T) throw new RangeError(`queryStartLoc: must end at T = ${T} (rows of x), got ${offsets[N]}`);
-  }
+  const { qsl, N } = expectOffsets(inputs.queryStartLoc, T);
   let his: Tensor | null = null;
   if (inputs.hasInitialState != null) {
     his = expectTensor(int32Tensor(inputs.hasInitialState, 'hasInitialState'), 'hasInitialState');

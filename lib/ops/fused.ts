@@ -132,20 +132,7 @@ function prepare(inputs: FusedInputs, opts: FusedOptions): Prepared {
   if (x.rowStride % 4 !== 0) throw new RangeError(`x: expected a row stride that is a multiple of 4 elements (rows are read in 4-element vectors), got ${x.rowStride}`);
   const T = x.shape[0];
   const { weight, K, bias } = conv.checkTaps(inputs, x, C);
-  const qsl = expectTensor(conv.int32Tensor(inputs.queryStartLoc, 'queryStartLoc'), 'queryStartLoc');
-  expectDType(qsl, 'queryStartLoc', ['i32']);
-  if (qsl.rank !== 1 || qsl.numel < 2) throw new RangeError(`queryStartLoc: expected shape [N+1] with N >= 1, got [${qsl.shape.join(', ')}]`);
-  const N = qsl.numel - 1;
-  // Host offsets are checked here; a device tensor's are checked by libgdn, which reads them back anyway
-  // (reading them here too cost a second device round trip per call).
-  if (qsl.location === 'host') {
-    const offsets = qsl.bits() as Int32Array;
-    if (offsets[0] !== 0) throw new RangeError(`queryStartLoc: must start at 0, got ${offsets[0]}`);
-    for (let s = 0; s < N; s++) {
-      if (offsets[s + 1] < offsets[s]) throw new RangeError(`queryStartLoc: must not decrease, but [${s}] = ${offsets[s]} > [${s + 1}] = ${offsets[s + 1]}`);
-    }
-    if (offsets[N] !== T) throw new RangeError(`queryStartLoc: must end at T = ${T} (rows of x), got ${offsets[N]}`);
-  }
+  const { qsl, N } = conv.expectOffsets(inputs.queryStartLoc, T);
   let his: Tensor | null = null;
   if (inputs.hasInitialState != null) {
     his = expectTensor(conv.int32Tensor(inputs.hasInitialState, 'hasInitialState'), 'hasInitialState');
