@@ -11,7 +11,7 @@ import * as conv from './conv';
 import * as postconv from './postconv';
 import { armId, armName, armNames } from './arms';
 import { PostconvShape, PostconvOutBuffers } from './postconv';
-import { DTYPE_CODE, Staging, backendOf, expectChoice, expectDType, expectInt, expectShape, expectTensor, expectContiguous, expectOut } from './common';
+import { DTYPE_CODE, Staging, backendOf, expectChoice, expectDType, expectInt, expectShape, expectTensor, expectContiguous } from './common';
 
 /** The arm gdn.fused.forward runs when none is named. */
 export const DEFAULT_FUSED_ARM = 'stream';
@@ -69,8 +69,6 @@ export interface FusedOptions extends PostconvShape {
   out?: PostconvOutBuffers;
 }
 
-const FUSED_OUTPUTS = ['q', 'k', 'v', 'g', 'beta'] as const;
-const OUT_NAMES = { q: 'out.q', k: 'out.k', v: 'out.v', g: 'out.g', beta: 'out.beta' } as const;
 
 export interface FusedLaunch {
   arm: FusedArm;
@@ -149,35 +147,16 @@ function prepare(inputs: FusedInputs, opts: FusedOptions): Prepared {
   if (opts.inPlace && !(state.location === 'device' && state.backend === backend)) {
     throw new Error('inPlace: convState must already be on the backend (convState.to(backend)) to be updated in place');
   }
-  const given = opts.out ?? {};
-  if (typeof given !== 'object') throw new TypeError(`out: expected { q?, k?, v?, g?, beta? } (output buffers), got ${describe(given)}`);
-  for (const key of Object.keys(given)) {
-    if (!(FUSED_OUTPUTS as readonly string[]).includes(key)) throw new TypeError(`out.${key}: not an output of fused.forward (expected q, k, v, g or beta)`);
-  }
-  const g0 = given as PostconvOutBuffers;
-  const shapes = {
-    q: [[T, Hk, Dk], qkvDtype], k: [[T, Hk, Dk], qkvDtype], v: [[T, Hv, Dv], qkvDtype], g: [[T, Hv], 'f32'], beta: [[T, Hv], 'f32'],
-  } as const;
-  // Every input and every given output, by name (expectOut skips the output it is checking).
-  const named = [['x', x], ['weight', weight], ['bias', bias], ['queryStartLoc', qsl], ['hasInitialState', his], ['convState', state],
-    ['a', a], ['b', b], ['ALog', ALog], ['dtBias', dtBias],
-    ['out.q', g0.q], ['out.k', g0.k], ['out.v', g0.v], ['out.g', g0.g], ['out.beta', g0.beta]] as const;
-  const chosen: Partial<Record<(typeof FUSED_OUTPUTS)[number], Tensor>> = {};
-  for (const key of FUSED_OUTPUTS) {
-    const t = g0[key];
-    if (t !== undefined) chosen[key] = expectOut(t, OUT_NAMES[key], backend, shapes[key][0], shapes[key][1], named);
-  }
+  const outs = postconv.qkvgbOutputs('fused.forward', opts.out, { T, Hk, Hv, Dk, Dv }, qkvDtype,
+    [['x', x], ['weight', weight], ['bias', bias], ['queryStartLoc', qsl], ['hasInitialState', his], ['convState', state],
+      ['a', a], ['b', b], ['ALog', ALog], ['dtBias', dtBias]], backend);
   const staging = new Staging(backend);
   const outputs: Tensor[] = [];
   const owned: Tensor[] = [];
   let dstate: Tensor | null = null;
   try {
     dstate = opts.inPlace ? state : staging.mutableCopy(state);
-    for (const key of FUSED_OUTPUTS) {
-      const t = chosen[key] ?? staging.output(shapes[key][0], shapes[key][1]);
-      if (!chosen[key]) owned.push(t);
-      outputs.push(t);
-    }
+    outs.allocate(staging, outputs, owned);
     const [q, k, v, g, beta] = outputs;
     const args: FusedArgs = {
       T, Hk, Hv, Dk, Dv, K, num_seqs: N,

@@ -64,6 +64,45 @@ export interface PostconvOutBuffers {
 const POSTCONV_OUTPUTS = ['q', 'k', 'v', 'g', 'beta'] as const;
 const OUT_NAMES = { q: 'out.q', k: 'out.k', v: 'out.v', g: 'out.g', beta: 'out.beta' } as const;
 
+/**
+ * The outputs q, k, v, g, beta of post-conv and of the fused op. The caller's `out` buffers are checked
+ * here, before anything is allocated: each by expectOut against the op's `inputs` and the other given
+ * buffers, errors naming `out.<name>`, and an unknown key names the op. allocate() then pushes, in
+ * q, k, v, g, beta order, the given buffer or a fresh poisoned output of `staging` onto `outputs`, and
+ * the fresh ones onto `owned` too (the result releases those only; a caller's catch releases `owned`).
+ */
+export function qkvgbOutputs(
+  op: string, out: unknown, dims: { T: number; Hk: number; Hv: number; Dk: number; Dv: number }, qkvDtype: 'f32' | 'bf16',
+  inputs: readonly (readonly [string, Tensor | null | undefined])[], backend: Backend,
+): { allocate(staging: Staging, outputs: Tensor[], owned: Tensor[]): void } {
+  const given = out ?? {};
+  if (typeof given !== 'object') throw new TypeError(`out: expected { q?, k?, v?, g?, beta? } (output buffers), got ${describe(given)}`);
+  for (const key of Object.keys(given)) {
+    if (!(POSTCONV_OUTPUTS as readonly string[]).includes(key)) throw new TypeError(`out.${key}: not an output of ${op} (expected q, k, v, g or beta)`);
+  }
+  const { T, Hk, Hv, Dk, Dv } = dims;
+  const shapes: Record<(typeof POSTCONV_OUTPUTS)[number], [number[], 'f32' | 'bf16']> = {
+    q: [[T, Hk, Dk], qkvDtype], k: [[T, Hk, Dk], qkvDtype], v: [[T, Hv, Dv], qkvDtype], g: [[T, Hv], 'f32'], beta: [[T, Hv], 'f32'],
+  };
+  const g = given as PostconvOutBuffers;
+  // Every input and every given output, by name (expectOut skips the output it is checking).
+  const named = [...inputs, ['out.q', g.q], ['out.k', g.k], ['out.v', g.v], ['out.g', g.g], ['out.beta', g.beta]] as const;
+  const chosen: Partial<Record<(typeof POSTCONV_OUTPUTS)[number], Tensor>> = {};
+  for (const key of POSTCONV_OUTPUTS) {
+    const t = g[key];
+    if (t !== undefined) chosen[key] = expectOut(t, OUT_NAMES[key], backend, shapes[key][0], shapes[key][1], named);
+  }
+  return {
+    allocate(staging, outputs, owned) {
+      for (const key of POSTCONV_OUTPUTS) {
+        const t = chosen[key] ?? staging.output(shapes[key][0], shapes[key][1]);
+        if (!chosen[key]) owned.push(t);
+        outputs.push(t);
+      }
+    },
+  };
+}
+
 export interface PostconvResult {
   q: Tensor;
   k: Tensor;
@@ -107,33 +146,13 @@ function prepare(inputs: PostconvInputs, opts: PostconvOptions): Prepared {
   const { a, b, ALog, dtBias } = expectGateInputs(inputs, T, Hv);
 
   const backend = backendOf(opts);
-  const given = opts.out ?? {};
-  if (typeof given !== 'object') throw new TypeError(`out: expected { q?, k?, v?, g?, beta? } (output buffers), got ${describe(given)}`);
-  for (const key of Object.keys(given)) {
-    if (!(POSTCONV_OUTPUTS as readonly string[]).includes(key)) throw new TypeError(`out.${key}: not an output of postconv.forward (expected q, k, v, g or beta)`);
-  }
-  const shapes: Record<(typeof POSTCONV_OUTPUTS)[number], [number[], 'f32' | 'bf16']> = {
-    q: [[T, Hk, Dk], qkvDtype], k: [[T, Hk, Dk], qkvDtype], v: [[T, Hv, Dv], qkvDtype], g: [[T, Hv], 'f32'], beta: [[T, Hv], 'f32'],
-  };
-  const g = given as PostconvOutBuffers;
-  // Every input and every given output, by name (expectOut skips the output it is checking).
-  const named = [['convOut', conv], ['a', a], ['b', b], ['ALog', ALog], ['dtBias', dtBias],
-    ['out.q', g.q], ['out.k', g.k], ['out.v', g.v], ['out.g', g.g], ['out.beta', g.beta]] as const;
-  const chosen: Partial<Record<(typeof POSTCONV_OUTPUTS)[number], Tensor>> = {};
-  for (const key of POSTCONV_OUTPUTS) {
-    const t = g[key];
-    if (t === undefined) continue;
-    chosen[key] = expectOut(t, OUT_NAMES[key], backend, shapes[key][0], shapes[key][1], named);
-  }
+  const outs = qkvgbOutputs('postconv.forward', opts.out, { T, Hk, Hv, Dk, Dv }, qkvDtype,
+    [['convOut', conv], ['a', a], ['b', b], ['ALog', ALog], ['dtBias', dtBias]], backend);
   const staging = new Staging(backend);
   const outputs: Tensor[] = [];
   const owned: Tensor[] = [];
   try {
-    for (const key of POSTCONV_OUTPUTS) {
-      const t = chosen[key] ?? staging.output(shapes[key][0], shapes[key][1]);
-      if (!chosen[key]) owned.push(t);
-      outputs.push(t);
-    }
+    outs.allocate(staging, outputs, owned);
     const [q, k, v, g, beta] = outputs;
     const args: PostconvArgs = {
       T, Hk, Hv, Dk, Dv,
