@@ -26,7 +26,6 @@ const UpdateLaunch kUpdate[] = {GDN_UPDATE_ARM_LIST(GDN_UPDATE)};
 namespace cuda {
 
 gdn_status conv_prepare(gdn_backend* b, ConvPlan* plan) {
-  if (plan->device_programs) return GDN_OK;  // prepared already
   if (!plan->qsl_from_host) {
     if (plan->programs.empty()) {
       plan->params.programs = nullptr;
