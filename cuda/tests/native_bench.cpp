@@ -1,7 +1,9 @@
 // native_bench.cpp — times the causal-conv arms through libgdn's own timing entry (gdn_time_ops: CUDA
 // events around each launch, L2 flushed before each, rounds interleaved and rotated) against a
 // device-to-device copy of the same bytes, on the CUDA backend (or the host backend with --host).
-//   gdn_native_bench [--host] [T] [C ...]      (defaults: T = 8192, C = 8192 10240; bf16, K = 4)
+//   gdn_native_bench [--host] [--arm NAME] [--rounds N] [T] [C ...]
+//     (defaults: every arm, T = 8192, C = 8192 10240; bf16, K = 4; --arm times one arm beside the copy,
+//     e.g. under perf record)
 #include "gdn.h"
 
 #include <algorithm>
@@ -25,8 +27,12 @@ int main(int argc, char** argv) {
   std::vector<int64_t> Cs;
   int64_t T = 8192;
   int positional = 0;
+  const char* only_arm = nullptr;
+  int rounds = 0;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--host") == 0) kind = GDN_BACKEND_HOST;
+    else if (std::strcmp(argv[i], "--arm") == 0 && i + 1 < argc) only_arm = argv[++i];
+    else if (std::strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) rounds = std::atoi(argv[++i]);
     else if (positional++ == 0) T = std::atoll(argv[i]);
     else Cs.push_back(std::atoll(argv[i]));
   }
@@ -64,6 +70,7 @@ int main(int argc, char** argv) {
     for (int arm = 0; arm < n_arms; ++arm) {
       const gdn_arm_info& info = infos[(size_t)arm];
       if (kind == GDN_BACKEND_HOST && (info.flags & GDN_ARM_REFERENCE)) continue;
+      if (only_arm && std::strcmp(info.name, only_arm) != 0) continue;
       const bool chunks = (info.mappings & (1 << GDN_MAP_EXACT)) != 0;
       for (int map : {GDN_MAP_EXACT, GDN_MAP_SEQUENCE}) {
         if (map == GDN_MAP_SEQUENCE && !chunks) continue;
@@ -100,7 +107,7 @@ int main(int argc, char** argv) {
     ops.push_back(copy);
     labels.push_back("copy");
     const int n = (int)ops.size();
-    gdn_timing_config cfg = {kind == GDN_BACKEND_HOST ? 2 : 30, 1, 1, 0};
+    gdn_timing_config cfg = {rounds > 0 ? rounds : kind == GDN_BACKEND_HOST ? 2 : 30, 1, 1, 0};
     std::vector<float> us((size_t)cfg.rounds * n);
     OK(gdn_time_ops(b, ops.data(), n, &cfg, us.data()));
     std::vector<double> med(n);

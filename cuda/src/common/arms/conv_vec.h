@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstring>
+#include <type_traits>
 
 #include "common/arms/conv_common.h"
 
@@ -107,6 +108,14 @@ GDN_HD inline void vec_thread(const Params& p, int64_t bx, int64_t by, int tid) 
     }
   }
   const bool init = has_initial_state(p, s.seq);
+#if !defined(__CUDA_ARCH__)
+  // The host's flat tap loops read the weights and bias repeated for each of the G rows.
+  float wrb[W][G * kVecLanes], wb[G * kVecLanes];
+  for (int e = 0; e < G * kVecLanes; ++e) {
+    wb[e] = b[e % kVecLanes];
+    for (int jj = 0; jj < W; ++jj) wrb[jj][e] = wr[jj][e % kVecLanes];
+  }
+#endif
 
   widen_before_state_read(p, s);
   GDN_UNROLL
@@ -129,16 +138,23 @@ GDN_HD inline void vec_thread(const Params& p, int64_t bx, int64_t by, int tid) 
   TO* out = static_cast<TO*>(p.out);
   const int64_t out_elems = p.T * p.C;
   // Row t's results: store (a NO_TAIL_GUARD spill past the last row is dropped), and the mutant.
-  auto emit = [&](int64_t t, const float (&y)[kVecLanes]) {
-    const int64_t o = t * p.C + c_lane;
-    if (o < out_elems) store8(out + o, y);
+  auto emit_state = [&](int64_t t, const float (&y)[kVecLanes]) {
     if (state_from_output && t >= s.end - (K - 1)) {
       GDN_UNROLL
       for (int i = 0; i < kVecLanes; ++i) state_row(p, s.seq, c0 + i)[t - (s.end - (K - 1))] = y[i];
     }
   };
+  auto emit = [&](int64_t t, const float (&y)[kVecLanes]) {
+    const int64_t o = t * p.C + c_lane;
+    if (o < out_elems) store8(out + o, y);
+    emit_state(t, y);
+  };
   for (int64_t t = s.t0; t < s.t1c; t += G) {
     Vec8<TX> rows[G];
+#if !defined(__CUDA_ARCH__)
+    // The host's full groups read x directly below; only the last, partial group uses rows.
+    if (t + G > s.t1c)
+#endif
     GDN_UNROLL
     for (int g = 0; g < G; ++g)
       if (t + g < s.t1c) load8(x + (t + g) * p.x_stride + c0, rows[g]);
@@ -147,6 +163,32 @@ GDN_HD inline void vec_thread(const Params& p, int64_t bx, int64_t by, int tid) 
       // (nearly always) the activations are straight-line code the compiler can interleave.
       float acc[G][kVecLanes];
       bool fast = true;
+#if !defined(__CUDA_ARCH__)
+      {
+        // The host computes the same taps as flat loops over the group's G x 8 values (GCC's loop
+        // vectoriser makes each one 8-wide; it does not vectorise the unrolled nest below, whose
+        // tap loop has a run-time bound; docs/BENCHMARKS.md, "Host backend", session 6):
+        // xs holds rows t - (W-1) .. t + G - 1, so the window of row t+g starts at xs[g], and a tap
+        // jj of every value of the group is xs[jj * 8 + e], e = g * 8 + i. Same operations, same
+        // order per element (acc = bias, then one fma per tap, oldest first).
+        constexpr int E = G * kVecLanes;
+        float xs[(G + W - 1) * kVecLanes];
+        float* a = &acc[0][0];
+        std::memcpy(xs, &win[1][0], sizeof(float) * (W - 1) * kVecLanes);
+        for (int g = 0; g < G; ++g) {
+          const TX* src = x + (t + g) * p.x_stride + c0;
+          for (int i = 0; i < kVecLanes; ++i) xs[(W - 1 + g) * kVecLanes + i] = load(src, i);
+        }
+        for (int e = 0; e < E; ++e) a[e] = wb[e];
+        for (int jj = W - K; jj < W; ++jj) {
+          const float* wj = &wrb[jj][0];
+          const float* xj = xs + jj * kVecLanes;
+#pragma GCC ivdep
+          for (int e = 0; e < E; ++e) a[e] = det_fma(wj[e], xj[e], a[e]);
+        }
+        std::memcpy(&win[0][0], xs + (G - 1) * kVecLanes, sizeof(float) * W * kVecLanes);
+      }
+#else
       GDN_UNROLL
       for (int g = 0; g < G; ++g) {
         GDN_UNROLL
@@ -165,11 +207,10 @@ GDN_HD inline void vec_thread(const Params& p, int64_t bx, int64_t by, int tid) 
           GDN_UNROLL
           for (int i = 0; i < kVecLanes; ++i) acc[g][i] = det_fma(wr[jj][i], win[jj][i], acc[g][i]);
         }
-#if defined(__CUDA_ARCH__)
         GDN_UNROLL
         for (int i = 0; i < kVecLanes; ++i) fast = fast && gdn_silu_fast_range(acc[g][i]);
-#endif
       }
+#endif
 #if !defined(__CUDA_ARCH__)
       {
         // The range test over the whole group as one branch-free loop (vectorised): the same
@@ -201,8 +242,25 @@ GDN_HD inline void vec_thread(const Params& p, int64_t bx, int64_t by, int tid) 
           for (int i = 0; i < kVecLanes; ++i) acc[g][i] = gdn_silu(acc[g][i]);
         }
       }
+#if defined(__CUDA_ARCH__)
       GDN_UNROLL
       for (int g = 0; g < G; ++g) emit(t + g, acc[g]);
+#else
+      if constexpr (std::is_same<TO, bf16_bits>::value) {
+        // The host rounds the whole group to bf16 in one flat loop (vectorised; f32_to_bf16 per
+        // element, as store8 does) and stores it row by row.
+        uint16_t h[G * kVecLanes];
+        const float* flat = &acc[0][0];
+        for (int e = 0; e < G * kVecLanes; ++e) h[e] = f32_to_bf16(flat[e]);
+        for (int g = 0; g < G; ++g) {
+          const int64_t o = (t + g) * p.C + c_lane;
+          if (o < out_elems) std::memcpy(out + o, h + g * kVecLanes, 16);
+          emit_state(t + g, acc[g]);
+        }
+      } else {
+        for (int g = 0; g < G; ++g) emit(t + g, acc[g]);
+      }
+#endif
     } else {
       GDN_UNROLL
       for (int g = 0; g < G; ++g) {
