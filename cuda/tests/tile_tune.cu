@@ -468,6 +468,19 @@ static std::vector<ConvVariant> conv_variants5() {
       {"ring d4 (128 B) m7 c64 hw", stream_variant<4, 4, 128, 7, SiluHw, 4>, 128, 4, 64, false, ring_smem(128, 4, 4, 4)},
   };
 }
+// Set 6 (session 6): the program length of the library's stream (ring d2, m7) — 64 tokens (declared),
+// 32 (what the planner now runs on batches of short sequences, docs/SPEC.md §3.4) and 16 — beside the
+// library's tile and vec, same run.
+static std::vector<ConvVariant> conv_variants6() {
+  using conv::TileSilu;
+  return {
+      {"vec (library) c64", vec_lib, 128, 8, 64, true},
+      {"tile (library)", tile_variant<4, 1, 128, 8, TileSilu>, 128, 4, 32, true},
+      {"stream (library) d2 m7 c64", stream_variant<4, 4, 128, 7, TileSilu, 2>, 128, 4, 64, true, ring_smem(128, 2, 4, 4)},
+      {"stream d2 m7 c32", stream_variant<4, 4, 128, 7, TileSilu, 2>, 128, 4, 32, true, ring_smem(128, 2, 4, 4)},
+      {"stream d2 m7 c16", stream_variant<4, 4, 128, 7, TileSilu, 2>, 128, 4, 16, true, ring_smem(128, 2, 4, 4)},
+  };
+}
 
 static void run_conv_profile(const std::vector<ConvVariant>& v) {
   g_profile = true;
@@ -493,6 +506,7 @@ int main(int argc, char** argv) {
   if (what == "conv2") run_conv(conv_variants2(), argc > 2 ? std::atoi(argv[2]) : 15);
   if (what == "conv3") run_conv(conv_variants3(), argc > 2 ? std::atoi(argv[2]) : 15);
   if (what == "conv5") run_conv(conv_variants5(), argc > 2 ? std::atoi(argv[2]) : 15);
+  if (what == "conv6") run_conv(conv_variants6(), argc > 2 ? std::atoi(argv[2]) : 15);
   if (what == "profile5") {  // one launch of each set-5 variant at 4B T = 8192 (for ncu)
     std::vector<ConvVariant> v = conv_variants5();
     run_conv_profile(v);

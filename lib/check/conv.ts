@@ -95,7 +95,7 @@ export function makeConvInputs(c: ConvCase): ConvCaseInputs {
   return { x, weight, bias, queryStartLoc: qsl, hasInitialState, convState };
 }
 
-/** The whole-chain matrix (issue 2) with the long sequences of issue 3 mixed in. */
+/** The whole-chain matrix (issue 2) with the long sequences of issue 3 mixed in, and two batches of long sequences. */
 export function convMatrix(opts: { quick?: boolean } = {}): ConvCase[] {
   const cases: ConvCase[] = [];
   const Ks = [2, 3, 4, 5];
@@ -123,6 +123,17 @@ export function convMatrix(opts: { quick?: boolean } = {}): ConvCase[] {
         });
       }
     }
+  }
+  // Long sequences (on average more than 128 tokens): the arms that run shorter programs on batches of
+  // short sequences (docs/SPEC.md §3.4, `stream`) run their declared length here, over several programs
+  // per sequence with a ragged last one. Every varlen mix above averages fewer.
+  for (const [xDtype, outDtype] of [['bf16', 'bf16'], ['f32', 'f32']] as const) {
+    const lengths = [300, 9, 200];
+    cases.push({
+      name: `C=1024 K=4 ${xDtype}->${outDtype} long sequences (300, 9, 200 tokens)`,
+      C: 1024, K: 4, xDtype, outDtype, lengths, initialState: [true, false, true], maskDtype: 'i32', bias: true,
+      xRowStride: 1024, seed: 300,
+    });
   }
   // Pre-activations where SiLU's fast path is not valid (80 < |acc| <= 88): every arm must agree there too.
   for (const [xDtype, outDtype] of [['f32', 'f32'], ['bf16', 'f32']] as const) {

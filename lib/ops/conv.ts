@@ -144,13 +144,23 @@ export function launchContract(
   if (qsl.length < 2) throw new RangeError(`queryStartLoc: expected at least 2 offsets (one sequence), got ${qsl.length}`);
   const lib = gdnLib();
   const total = qsl[qsl.length - 1];
-  // Room for every (sequence, chunk) program at this arm's chunk length (its registry entry).
+  // Room for every (sequence, chunk) program at this arm's declared chunk length (its registry entry).
+  // A batch of short sequences may run shorter programs (docs/SPEC.md §3.4); the contract then reports
+  // more programs than that room holds, and the call is repeated with room for all of them.
   const chunk = Math.max(1, arms('conv')[id].tokensPerProgram || CHUNK);
-  const capacity = Math.max(1, Math.ceil(Math.max(total, 0) / chunk) + qsl.length);
-  const programs = new Int32Array(2 * capacity);
+  let capacity = Math.max(1, Math.ceil(Math.max(total, 0) / chunk) + qsl.length);
+  let programs = new Int32Array(2 * capacity);
   const out: LaunchContractStruct[] = [{} as LaunchContractStruct];
-  const st = lib.convLaunchContract(id, CONV_MAPPINGS.indexOf(mapping), C, K, qsl, qsl.length - 1, out, programs, capacity) as number;
-  if (st !== 0) throw new Error(`launchContract: ${lib.lastError() as string}`);
+  const ask = (): void => {
+    const st = lib.convLaunchContract(id, CONV_MAPPINGS.indexOf(mapping), C, K, qsl, qsl.length - 1, out, programs, capacity) as number;
+    if (st !== 0) throw new Error(`launchContract: ${lib.lastError() as string}`);
+  };
+  ask();
+  if (out[0].mapping_ran !== CONV_MAPPINGS.indexOf('sequence') && out[0].programs > capacity) {
+    capacity = out[0].programs;
+    programs = new Int32Array(2 * capacity);
+    ask();
+  }
   const c = contractFrom(out[0]);
   const programList: [number, number][] = [];
   const listed = c.mapping === 'sequence' ? 0 : Math.min(c.programs, capacity);

@@ -25,6 +25,27 @@ describe('conv launch contracts', () => {
     assert.equal(launchContract('reg', 'sequence', 64, 4, [0, 5, 6, 15]).programs, 3);
   });
 
+  it('stream runs 32-token programs on a batch of short sequences (exact only), its declared 64 otherwise', () => {
+    // 32 sequences of 64 tokens on average (total < 2 x 64 x 32): the short-batch length.
+    const short = [0];
+    for (let i = 0; i < 32; i++) short.push(short[i] + 40 + ((i * 37) % 49));
+    const c = launchContract('stream', 'exact', 8192, 4, short);
+    assert.equal(c.tokensPerProgram, 32);
+    let want = 0;
+    for (let s = 0; s < 32; s++) want += Math.ceil((short[s + 1] - short[s]) / 32);
+    assert.equal(c.programs, want);
+    assert.equal(c.programList.length, want, 'every program listed (more than the declared length leaves room for)');
+    assert.deepEqual(c.programList.slice(0, 3), [[0, 0], [0, 1], [1, 0]]);
+    // At the boundary (average exactly 2 x 64) and above, and one long sequence: 64.
+    assert.equal(launchContract('stream', 'exact', 8192, 4, [0, 128, 256]).tokensPerProgram, 64);
+    assert.equal(launchContract('stream', 'exact', 8192, 4, [0, 127, 255]).tokensPerProgram, 32);
+    assert.equal(launchContract('stream', 'exact', 8192, 4, [0, 2048]).tokensPerProgram, 64);
+    // exact-racy keeps the declared length (the #305 lessons), and arms without a short length keep theirs.
+    assert.equal(launchContract('stream', 'exact-racy', 8192, 4, short).tokensPerProgram, 64);
+    assert.equal(launchContract('tile', 'exact', 8192, 4, short).tokensPerProgram, 32);
+    assert.equal(launchContract('vec', 'exact', 8192, 4, short).tokensPerProgram, 64);
+  });
+
   it('reg-k4 and reg-k4x2 fall back to reg when K != 4, and say so', () => {
     for (const arm of ['reg-k4', 'reg-k4x2'] as const) {
       assert.equal(launchContract(arm, 'exact', 256, 3, [0, 9]).arm, 'reg');

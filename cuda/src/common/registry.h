@@ -43,6 +43,7 @@ using CudaLaunchFn = gdn_status (*)(gdn_backend* backend, const Entry& entry, co
 struct Entry {
   gdn_arm_info info{};
   int32_t threads_rule = kThreadsFixed;
+  int32_t short_batch_tokens_per_program = 0;  // ArmSpec's (built-in conv arms; 0 for the rest)
   int32_t variants = 1;
   int (*variant)(const void* params) = nullptr;  // which compile-time variant runs (null: 0)
   // Host: per-thread body for [dtype combo][build][variant] (null: not built).

@@ -40,6 +40,7 @@ Entry conv_entry(int32_t id) {
   Entry e;
   info_from_spec(Arm::spec, GDN_OP_CONV, id, &e.info);
   e.threads_rule = Arm::spec.threads_rule;
+  e.short_batch_tokens_per_program = Arm::spec.short_batch_tokens_per_program;
   e.variants = Arm::kVariants;
   e.variant = &conv_variant<Arm>;
   fill_conv_combo<Arm, float, float>(e, 0);

@@ -61,6 +61,10 @@ struct ArmSpec {
   uint32_t flags;              // GDN_ARM_REFERENCE, GDN_ARM_MUTANT, GDN_ARM_BARRIER, GDN_ARM_SHUFFLE
   int32_t threads_rule;        // ThreadsRule
   int32_t layout;              // PostconvLayout (post-conv), kLayoutNone otherwise
+  // conv, exact mapping: tokens per program when the batch's sequences are short — on average fewer
+  // than 2 x tokens_per_program tokens (conv_plan.cpp); 0: tokens_per_program always. The exact
+  // mapping's bits do not depend on the program length (docs/SPEC.md §3.4), only its speed does.
+  int32_t short_batch_tokens_per_program = 0;
 };
 
 constexpr uint32_t kAllMappings = (1u << GDN_MAP_EXACT) | (1u << GDN_MAP_EXACT_RACY) | (1u << GDN_MAP_SEQUENCE);

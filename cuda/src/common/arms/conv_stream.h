@@ -42,6 +42,7 @@ constexpr int kStreamThreads = 128;
 constexpr int kStreamMinBlocks = 7;
 constexpr int kStreamChannels = kStreamV * kStreamThreads;
 constexpr int kStreamChunk = 64;   // tokens per exact-mapping program
+constexpr int kStreamShortBatchChunk = 32;  // ... on batches of short sequences (ArmSpec, conv_plan.cpp)
 constexpr int kStreamRing = 2;     // row groups in each thread's ring (async_copy.h); 0: no ring
 
 // Shared memory of a block whose threads each keep a ring of `ring` groups of R rows of V channels, sized
@@ -195,10 +196,10 @@ GDN_HD inline void stream_thread(const Params& p, int64_t bx, int64_t by, int ti
 
 struct ArmStream {
   static constexpr ArmSpec spec = {
-      "stream", "tile's lanes, rows in groups of 4 with a constant-indexed window and one SiLU range test per group",
+      "stream", "tile's lanes, rows in groups of 4 with a constant-indexed window and one SiLU range test per group; 32-token programs on short-sequence batches",
       kStreamThreads, kStreamMinBlocks, kStreamChannels, kStreamChunk, kAllMappings,
       stream_ring_shared(kStreamThreads, kStreamRing), 0, 0, GDN_ARM_REQ_VEC8,
-      GDN_CONV_REG, 0, kThreadsFixed, kLayoutNone};
+      GDN_CONV_REG, 0, kThreadsFixed, kLayoutNone, kStreamShortBatchChunk};
   // 0: K = 4 fixed (Qwen3.5's kernel); 1: K < 4 in a 4-slot window; 2: K > 4 in kMaxK slots.
   static constexpr int kVariants = 3;
   static int variant(const Params& p) { return p.K == 4 ? 0 : p.K < 4 ? 1 : 2; }
