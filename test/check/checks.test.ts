@@ -197,5 +197,12 @@ describe('lib/check: verdicts are computed', function () {
     for (const f of [(c: ConvCase) => c.initialState !== null, (c: ConvCase) => c.maskDtype === 'i32', (c: ConvCase) => c.bias]) {
       assert.ok(m.some(f) && m.some((c) => !f(c)));
     }
+    // The full matrix adds two batches of long sequences (average >= 128 tokens, C a multiple of 8), where
+    // `stream` runs its declared 64-token programs; every other varlen mix averages fewer (docs/SPEC.md §3.4).
+    const full = convMatrix();
+    const long = full.filter((c) => c.C % 8 === 0 && c.lengths.reduce((a, b) => a + b, 0) >= 128 * c.lengths.length);
+    assert.equal(full.length, 4 * 4 * 4 + 2 + 2);
+    assert.deepEqual(long.map((c) => `${c.xDtype}->${c.outDtype}`), ['bf16->bf16', 'f32->f32']);
+    assert.ok(long.every((c) => c.lengths.some((l) => l > 2 * 64)), 'several programs in a sequence');
   });
 });
