@@ -1,4 +1,4 @@
-// The native smoke programs (cuda/tests/*_smoke.cpp) test libgdn through its C ABI alone, without
+// The native test programs (cuda/tests/*_smoke.cpp, exec_test.cpp, vec_host_test.cpp) test libgdn through its C ABI or its headers alone, without
 // koffi: every arm vs scalar under several block orders, mutants, the race, error paths, post-conv
 // arms with guard bytes and poison. Built by CMake next to the host library; run here so CI runs them.
 
@@ -12,7 +12,7 @@ const buildDir = path.join(projectRoot(), 'build', 'host');
 
 describe('native smoke programs (C ABI, host backend)', function () {
   this.timeout(120000);
-  for (const [name, args] of [['gdn_native_smoke', ['--no-timing']], ['gdn_postconv_smoke', []], ['gdn_exec_test', []], ['gdn_exec_test_ucontext', []]] as const) {
+  for (const [name, args] of [['gdn_native_smoke', ['--no-timing']], ['gdn_postconv_smoke', []], ['gdn_exec_test', []], ['gdn_exec_test_ucontext', []], ['gdn_vec_host_test', []]] as const) {
     it(`${name} passes`, () => {
       const exe = path.join(buildDir, name);
       assert.ok(fs.existsSync(exe), `${exe} is missing: build with scripts/build.sh`);

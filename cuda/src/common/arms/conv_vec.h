@@ -95,8 +95,7 @@ GDN_HD inline void vec_thread(const Params& p, int64_t bx, int64_t by, int tid) 
   const TX* x = static_cast<const TX*>(p.x);
   const TX* w = static_cast<const TX*>(p.w);
 
-  // Lane arrays are [slot][lane]: on the GPU they are registers (fully unrolled, layout-neutral); on
-  // the host a tap is then one 8-wide fma over the lanes (docs/BENCHMARKS.md, "Host backend").
+  // Lane arrays are [slot][lane]; on the GPU they are registers (fully unrolled, layout-neutral).
   float wr[W][kVecLanes], win[W][kVecLanes], b[kVecLanes];
   GDN_UNROLL
   for (int i = 0; i < kVecLanes; ++i) {
@@ -108,14 +107,6 @@ GDN_HD inline void vec_thread(const Params& p, int64_t bx, int64_t by, int tid) 
     }
   }
   const bool init = has_initial_state(p, s.seq);
-#if !defined(__CUDA_ARCH__)
-  // The host's flat tap loops read the weights and bias repeated for each of the G rows.
-  float wrb[W][G * kVecLanes], wb[G * kVecLanes];
-  for (int e = 0; e < G * kVecLanes; ++e) {
-    wb[e] = b[e % kVecLanes];
-    for (int jj = 0; jj < W; ++jj) wrb[jj][e] = wr[jj][e % kVecLanes];
-  }
-#endif
 
   widen_before_state_read(p, s);
   GDN_UNROLL
@@ -151,10 +142,6 @@ GDN_HD inline void vec_thread(const Params& p, int64_t bx, int64_t by, int tid) 
   };
   for (int64_t t = s.t0; t < s.t1c; t += G) {
     Vec8<TX> rows[G];
-#if !defined(__CUDA_ARCH__)
-    // The host's full groups read x directly below; only the last, partial group uses rows.
-    if (t + G > s.t1c)
-#endif
     GDN_UNROLL
     for (int g = 0; g < G; ++g)
       if (t + g < s.t1c) load8(x + (t + g) * p.x_stride + c0, rows[g]);
@@ -163,32 +150,6 @@ GDN_HD inline void vec_thread(const Params& p, int64_t bx, int64_t by, int tid) 
       // (nearly always) the activations are straight-line code the compiler can interleave.
       float acc[G][kVecLanes];
       bool fast = true;
-#if !defined(__CUDA_ARCH__)
-      {
-        // The host computes the same taps as flat loops over the group's G x 8 values (GCC's loop
-        // vectoriser makes each one 8-wide; it does not vectorise the unrolled nest below, whose
-        // tap loop has a run-time bound; docs/BENCHMARKS.md, "Host backend", session 6):
-        // xs holds rows t - (W-1) .. t + G - 1, so the window of row t+g starts at xs[g], and a tap
-        // jj of every value of the group is xs[jj * 8 + e], e = g * 8 + i. Same operations, same
-        // order per element (acc = bias, then one fma per tap, oldest first).
-        constexpr int E = G * kVecLanes;
-        float xs[(G + W - 1) * kVecLanes];
-        float* a = &acc[0][0];
-        std::memcpy(xs, &win[1][0], sizeof(float) * (W - 1) * kVecLanes);
-        for (int g = 0; g < G; ++g) {
-          const TX* src = x + (t + g) * p.x_stride + c0;
-          for (int i = 0; i < kVecLanes; ++i) xs[(W - 1 + g) * kVecLanes + i] = load(src, i);
-        }
-        for (int e = 0; e < E; ++e) a[e] = wb[e];
-        for (int jj = W - K; jj < W; ++jj) {
-          const float* wj = &wrb[jj][0];
-          const float* xj = xs + jj * kVecLanes;
-#pragma GCC ivdep
-          for (int e = 0; e < E; ++e) a[e] = det_fma(wj[e], xj[e], a[e]);
-        }
-        std::memcpy(&win[0][0], xs + (G - 1) * kVecLanes, sizeof(float) * W * kVecLanes);
-      }
-#else
       GDN_UNROLL
       for (int g = 0; g < G; ++g) {
         GDN_UNROLL
@@ -210,31 +171,12 @@ GDN_HD inline void vec_thread(const Params& p, int64_t bx, int64_t by, int tid) 
         GDN_UNROLL
         for (int i = 0; i < kVecLanes; ++i) fast = fast && gdn_silu_fast_range(acc[g][i]);
       }
-#endif
-#if !defined(__CUDA_ARCH__)
-      {
-        // The range test over the whole group as one branch-free loop (vectorised): the same
-        // predicate as gdn_silu_fast_range (false for NaN).
-        const float* flat = &acc[0][0];
-        int ok = 1;
-        for (int e = 0; e < G * kVecLanes; ++e) ok &= (flat[e] <= 80.0f) & (flat[e] >= -80.0f);
-        fast = ok != 0;
-      }
-#endif
       if (fast) {
-#if defined(__CUDA_ARCH__)
         GDN_UNROLL
         for (int g = 0; g < G; ++g) {
           GDN_UNROLL
           for (int i = 0; i < kVecLanes; ++i) acc[g][i] = gdn_silu_fast(acc[g][i]);
         }
-#else
-        // One flat loop over the G x 8 activations: GCC's loop vectoriser makes it 8-wide, the
-        // unrolled nest above it does not (the element operations, and so the bits, are the same).
-        float* flat = &acc[0][0];
-#pragma GCC ivdep
-        for (int e = 0; e < G * kVecLanes; ++e) flat[e] = gdn_silu_fast(flat[e]);
-#endif
       } else {
         GDN_UNROLL
         for (int g = 0; g < G; ++g) {
@@ -242,25 +184,8 @@ GDN_HD inline void vec_thread(const Params& p, int64_t bx, int64_t by, int tid) 
           for (int i = 0; i < kVecLanes; ++i) acc[g][i] = gdn_silu(acc[g][i]);
         }
       }
-#if defined(__CUDA_ARCH__)
       GDN_UNROLL
       for (int g = 0; g < G; ++g) emit(t + g, acc[g]);
-#else
-      if constexpr (std::is_same<TO, bf16_bits>::value) {
-        // The host rounds the whole group to bf16 in one flat loop (vectorised; f32_to_bf16 per
-        // element, as store8 does) and stores it row by row.
-        uint16_t h[G * kVecLanes];
-        const float* flat = &acc[0][0];
-        for (int e = 0; e < G * kVecLanes; ++e) h[e] = f32_to_bf16(flat[e]);
-        for (int g = 0; g < G; ++g) {
-          const int64_t o = (t + g) * p.C + c_lane;
-          if (o < out_elems) std::memcpy(out + o, h + g * kVecLanes, 16);
-          emit_state(t + g, acc[g]);
-        }
-      } else {
-        for (int g = 0; g < G; ++g) emit(t + g, acc[g]);
-      }
-#endif
     } else {
       GDN_UNROLL
       for (int g = 0; g < G; ++g) {
@@ -302,6 +227,115 @@ GDN_HD inline void vec_thread(const Params& p, int64_t bx, int64_t by, int tid) 
   }
 }
 
+#if !defined(__CUDA_ARCH__)
+// ----------------------------------------------------------------- the host's traversal of a block
+// On the host, a production (unmutated) vec block is replayed as one pass over its token rows
+// instead of 128 thread bodies of 8 channels each (docs/SPEC.md §3.5, docs/BENCHMARKS.md "Host
+// backend", session 7): the thread bodies' fixed costs (lane arrays through the stack, per-group
+// range tests, 16-byte row pieces 16 KiB apart) were most of the host time, not the arithmetic.
+// Each pass covers kHostPass channels of the block's tile; every loop below is flat over those
+// channels, so GCC's loop vectoriser makes it 8-wide (AVX2). The element operations and their order
+// are the thread body's: acc = bias (or +0), one det_fma per tap oldest first, gdn_silu (the fast
+// form when the whole row is in its range: the same function there), one rounding to TO; the final
+// state is the last K-1 raw inputs, written by the program that owns it (Span::writes_state), after
+// its reads of the old state. So the bits are the thread body's (the conv matrix checks every mapping
+// against `scalar` on the host; CUDA == host on an H200). The planted-mutant build keeps the thread
+// body: its NO_TAIL_GUARD spill depends on the order of the threads.
+constexpr int kHostPass = 256;
+
+// One pass: channels c0 .. c0+n-1 of program s. KF = 4: K fixed at 4 (Qwen3.5's kernel), every
+// step of a row in one flat loop; KF = 0: K at run time, the taps as one loop each.
+template <class TX, class TO, int W, int KF>
+inline void vec_pass_host(const Params& p, const Span& s, int64_t c0, int n, bool init) {
+  const int K = KF > 0 ? KF : p.K;
+  const TX* x = static_cast<const TX*>(p.x);
+  const TX* w = static_cast<const TX*>(p.w);
+  const TX* bias = static_cast<const TX*>(p.bias);
+  TO* out = static_cast<TO*>(p.out);
+  // ring[slot(row)] holds row `row` widened to f32, for the last W rows (rows t - (K-1) .. t are the
+  // window of row t; K <= W).
+  auto slot = [&](int64_t row) { return (int)((row - s.t0 + W) % W); };
+  float wr[kMaxK][kHostPass], b[kHostPass], ring[W][kHostPass], acc[kHostPass];
+  for (int j = 0; j < K; ++j)
+    for (int i = 0; i < n; ++i) wr[j][i] = load(w, (c0 + i) * K + j);
+  for (int i = 0; i < n; ++i) b[i] = bias ? load(bias, c0 + i) : 0.0f;
+  for (int h = 1; h < K; ++h) {  // the window's history: x, or the old state / zero before the start
+    const int64_t row = s.t0 - h;
+    float* r = ring[slot(row)];
+    if (row >= s.start)
+      for (int i = 0; i < n; ++i) r[i] = load(x, row * p.x_stride + c0 + i);
+    else
+      for (int i = 0; i < n; ++i) r[i] = init ? state_row(p, s.seq, c0 + i)[K - 1 + (row - s.start)] : 0.0f;
+  }
+  for (int64_t t = s.t0; t < s.t1; ++t) {
+    const TX* xr = x + t * p.x_stride + c0;
+    TO* o = out + t * p.C + c0;
+    const float* v[kMaxK];
+    for (int j = 0; j < K; ++j) v[j] = ring[slot(t - (K - 1) + j)];
+    float* cur = ring[slot(t)];
+    int fast = 1;  // every pre-activation of the row within gdn_silu_fast_range (false for NaN)
+    if constexpr (KF > 0) {
+      // Widen, taps, range, fast SiLU and rounding per element in one loop; the row is redone with
+      // gdn_silu below if any value was outside the fast range (the fast results are then discarded).
+#pragma GCC ivdep
+      for (int i = 0; i < n; ++i) {
+        const float xi = load(xr, i);
+        cur[i] = xi;
+        float a = b[i];
+        for (int j = 0; j + 1 < KF; ++j) a = det_fma(wr[j][i], v[j][i], a);
+        a = det_fma(wr[KF - 1][i], xi, a);
+        acc[i] = a;
+        fast &= (a <= 80.0f) & (a >= -80.0f);
+        store(o, i, gdn_silu_fast(a));
+      }
+    } else {
+      for (int i = 0; i < n; ++i) cur[i] = load(xr, i);
+      for (int i = 0; i < n; ++i) acc[i] = b[i];
+      for (int j = 0; j < K; ++j) {
+        const float* vj = v[j];
+        const float* wj = wr[j];
+#pragma GCC ivdep
+        for (int i = 0; i < n; ++i) acc[i] = det_fma(wj[i], vj[i], acc[i]);
+      }
+      for (int i = 0; i < n; ++i) fast &= (acc[i] <= 80.0f) & (acc[i] >= -80.0f);
+      if (fast)
+#pragma GCC ivdep
+        for (int i = 0; i < n; ++i) store(o, i, gdn_silu_fast(acc[i]));
+    }
+    if (!fast)
+      for (int i = 0; i < n; ++i) store(o, i, gdn_silu(acc[i]));
+  }
+  if (!s.writes_state) return;
+  for (int j = 0; j < K - 1; ++j) {
+    const int64_t row = s.end - (K - 1) + j;
+    // A program that reaches the end has these rows in its ring (from x, or the old state it read
+    // first); chunk 0 of a longer sequence reads them from x (they are inside the sequence).
+    if (s.t1 == s.end) {
+      const float* r = ring[slot(row)];
+      for (int i = 0; i < n; ++i) state_row(p, s.seq, c0 + i)[j] = r[i];
+    } else {
+      for (int i = 0; i < n; ++i) state_row(p, s.seq, c0 + i)[j] = load(x, row * p.x_stride + c0 + i);
+    }
+  }
+}
+
+template <class TX, class TO, int W, int THREADS>
+inline void vec_block_host(const Params& p, int64_t bx, int64_t by) {
+  const Span s = program_span<NoMutant>(p, by);
+  if (s.t0 >= s.t1) return;
+  const bool init = has_initial_state(p, s.seq);
+  const int64_t tile0 = bx * THREADS * kVecLanes;
+  const int64_t tile1 = tile0 + THREADS * kVecLanes < p.C ? tile0 + THREADS * kVecLanes : p.C;
+  for (int64_t c0 = tile0; c0 < tile1; c0 += kHostPass) {
+    const int n = (int)(tile1 - c0 < kHostPass ? tile1 - c0 : kHostPass);
+    if (W == 4 && p.K == 4)
+      vec_pass_host<TX, TO, W, 4>(p, s, c0, n, init);
+    else
+      vec_pass_host<TX, TO, W, 0>(p, s, c0, n, init);
+  }
+}
+#endif
+
 struct ArmVec {
   static constexpr ArmSpec spec = {
       "vec", "roofline arm: 8 channels per thread in 16-byte vectors, 4 rows in flight, 64-token chunks",
@@ -312,7 +346,14 @@ struct ArmVec {
 
   template <class TX, class TO, class M, int V, class Ctx>
   GDN_HD static void body(const Params& p, Ctx& t) {
-    vec_thread<TX, TO, M, V == 0 ? 4 : kMaxK>(p, t.bx(), t.by(), t.tid());
+    constexpr int W = V == 0 ? 4 : kMaxK;
+#if !defined(__CUDA_ARCH__)
+    if constexpr (!M::kPlanted) {  // the host's traversal of the whole block, by its thread 0
+      if (t.tid() == 0) vec_block_host<TX, TO, W, kThreads>(p, t.bx(), t.by());
+      return;
+    }
+#endif
+    vec_thread<TX, TO, M, W>(p, t.bx(), t.by(), t.tid());
   }
 };
 
