@@ -1,11 +1,12 @@
 // `gdnlab bench host`: the host backend against the host's own memory roofline (issue 10, item 6;
 // docs/BENCHMARKS.md, "Host backend"). At Qwen3.5-4B T = 2048 (C = 8192, bf16), every correct conv
 // arm and a memcpy of the same bytes are timed interleaved in one gdn_time_ops run; post-conv
-// (Hk = 16, Hv = 32, Dk = Dv = 128) the same way. The ratio arm / memcpy is the figure; the target is
-// the fastest conv arm within 4× a memcpy on a 2-core machine.
+// (Hk = 16, Hv = 32, Dk = Dv = 128) and the fused conv -> post-conv op the same way. The ratio arm /
+// memcpy is the figure; the target is the fastest conv arm within 4× a memcpy on a 2-core machine.
 //
-// Before timing, each arm runs once and its outputs are compared bit for bit with the reference arm's
-// (conv: scalar, out and final state; post-conv: tree, q, k, v, g and beta); the table says how many
+// Before timing, each arm runs once and its outputs are compared bit for bit with the reference
+// (conv: the scalar arm, out and final state; post-conv: tree, q, k, v, g and beta; fused: the chain
+// conv scalar -> post-conv tree, q, k, v, g, beta and the final state); the table says how many
 // elements differed (0 for every correct arm).
 
 import * as os from 'os';
@@ -13,6 +14,7 @@ import { Backend, NativeOp } from '../backend';
 import { Tensor } from '../tensor';
 import * as conv from '../ops/conv';
 import * as postconv from '../ops/postconv';
+import * as fused from '../ops/fused';
 import { copyOp } from '../ops/copy';
 import { arms as armTable } from '../ops/arms';
 import { revision } from '../provenance';
@@ -21,7 +23,7 @@ import { summarize } from '../analysis/stats';
 export const HOST_TARGET_X_MEMCPY = 4;
 
 export interface HostRow {
-  op: 'conv' | 'postconv';
+  op: 'conv' | 'postconv' | 'fused';
   shape: string;
   arm: string;
   mapping?: string;
@@ -204,6 +206,61 @@ export async function benchHost(opts: HostBenchOptions): Promise<HostReport> {
       inputs.dtBias.release();
     }
   }
+
+  // ---- fused conv -> post-conv: the same layout, bf16 x, gates and q/k/v, f32 state, g and beta
+  {
+    const dims = { Hk: 16, Hv: 32, Dk: 128, Dv: 128 };
+    const C = 2 * dims.Hk * dims.Dk + dims.Hv * dims.Dv;
+    const K = 4;
+    const shape = `Qwen3.5-4B (Hk=16, Hv=32) T=${T}`;
+    const packed = Tensor.random([T, 2 * dims.Hv], 'bf16', { seed: 9 }).to(backend);
+    const inputs: fused.FusedInputs = {
+      x: Tensor.random([T, C], 'bf16', { seed: 8 }).to(backend),
+      weight: Tensor.random([C, K], 'bf16', { seed: 2, scale: 0.5 }).to(backend),
+      queryStartLoc: [0, T],
+      hasInitialState: [1],
+      convState: Tensor.random([1, C, K - 1], 'f32', { seed: 3 }).to(backend),
+      b: packed.sliceCols(0, dims.Hv),
+      a: packed.sliceCols(dims.Hv, dims.Hv),
+      ALog: Tensor.random([dims.Hv], 'f32', { seed: 6 }).to(backend),
+      dtBias: Tensor.random([dims.Hv], 'f32', { seed: 7 }).to(backend),
+    };
+    const fopts = { ...dims, convDtype: 'bf16' as const, qkvDtype: 'bf16' as const, backend };
+    const bytes = fused.fusedBytes(T, dims, { xBytes: 2, qkvBytes: 2, gateBytes: 2, N: 1, K });
+    const arms = armTable('fused').filter((a) => !a.mutant).map((a) => a.name); // planted mutants are wrong on purpose
+    const ops: (NativeOp & { release(): void })[] = [];
+    const bitsOf = (r: fused.FusedOutputs) => [r.q, r.k, r.v, r.g, r.beta, r.convState].map((t) => t.bits());
+    try {
+      opts.log?.(`bench host: fused ${shape}: validating ${arms.length} arms against the chain conv scalar -> post-conv tree`);
+      const chained = await fused.chain(inputs, fopts);
+      const ref = bitsOf(chained);
+      chained.release();
+      const elements = ref.reduce((n, b) => n + b.length, 0);
+      const checked = arms.map((arm) => {
+        const r = fused.forwardSync(inputs, { ...fopts, arm });
+        const mismatches = bitsOf(r).reduce((n, b, i) => n + countMismatches(b, ref[i]), 0);
+        r.release();
+        return { arm, mismatches };
+      });
+      for (const arm of arms) ops.push(fused.prepareTimed(inputs, { ...fopts, arm }, arm));
+      opts.log?.(`bench host: fused ${shape}: timing ${ops.length} arms + memcpy of ${(bytes / 2 ** 20).toFixed(0)} MiB, ${rounds} rounds`);
+      const t = await timeTogether(backend, ops, bytes, rounds);
+      const copy = summarize(t.copy);
+      report.copies.push({ op: 'fused', shape, bytes, medianMs: copy.median, gbps: bytes / (copy.median * 1e6) });
+      checked.forEach((a, i) => {
+        const s = summarize(t.arms[i]);
+        report.rows.push({ op: 'fused', shape, arm: a.arm, mismatches: a.mismatches, elements, medianMs: s.median, p10Ms: s.p10, p90Ms: s.p90, n: s.n, memcpyMs: copy.median, xMemcpy: s.median / copy.median });
+      });
+    } finally {
+      for (const o of ops) o.release();
+      packed.release();
+      inputs.x.release();
+      inputs.weight.release();
+      inputs.convState.release();
+      inputs.ALog.release();
+      inputs.dtBias.release();
+    }
+  }
   return report;
 }
 
@@ -215,13 +272,13 @@ export function hostMarkdown(r: HostReport, command: string): string {
     `- CPU: ${r.cpu}; ${r.logicalCpus} logical CPUs; blocks replayed on ${r.threads} thread${r.threads === 1 ? '' : 's'} (forward schedule)`,
     `- revision ${r.revision}; ${r.time}; ${r.rounds} rounds, arms and the memcpy interleaved in one gdn_time_ops run (rotated order, no cache flush)`,
     `- ms per run: median [p10, p90]; ×memcpy = median / median of a memcpy of the same bytes in the same run; target: the fastest conv arm ≤ ${r.targetXMemcpy}× memcpy`,
-    `- mismatching = elements whose bits differ from the reference arm (conv: scalar, out + final state; post-conv: tree, q/k/v/g/beta), checked before timing`,
+    `- mismatching = elements whose bits differ from the reference (conv: scalar, out + final state; post-conv: tree, q/k/v/g/beta; fused: the chain conv scalar → post-conv tree, q/k/v/g/beta + final state), checked before timing; fused ×memcpy is against a memcpy of the fused op's own traffic`,
     '',
   ];
   for (const c of r.copies) {
     const rows = r.rows.filter((x) => x.shape === c.shape && x.op === c.op);
     const best = rows.filter((x) => x.mismatches === 0).sort((a, b) => a.medianMs - b.medianMs)[0];
-    lines.push(`**${c.op === 'conv' ? 'Causal conv' : 'Post-conv'}, ${c.shape}** — memcpy of ${(c.bytes / 2 ** 20).toFixed(0)} MiB: ${f(c.medianMs)} ms (${f(c.gbps, 1)} GB/s)${best ? `; fastest correct arm ${best.arm}${best.mapping ? '/' + best.mapping : ''} at ${f(best.xMemcpy)}× memcpy` : ''}`, '');
+    lines.push(`**${c.op === 'conv' ? 'Causal conv' : c.op === 'postconv' ? 'Post-conv' : 'Fused conv → post-conv'}, ${c.shape}** — memcpy of ${(c.bytes / 2 ** 20).toFixed(0)} MiB: ${f(c.medianMs)} ms (${f(c.gbps, 1)} GB/s)${best ? `; fastest correct arm ${best.arm}${best.mapping ? '/' + best.mapping : ''} at ${f(best.xMemcpy)}× memcpy` : ''}`, '');
     lines.push('| arm | mapping | median ms | p10 | p90 | n | ×memcpy | mismatching |', '|---|---|---:|---:|---:|---:|---:|---:|');
     for (const x of rows) lines.push(`| ${x.arm} | ${x.mapping ?? ''} | ${f(x.medianMs)} | ${f(x.p10Ms)} | ${f(x.p90Ms)} | ${x.n} | ${f(x.xMemcpy)} | ${x.mismatches} / ${x.elements} |`);
     lines.push('');

@@ -281,6 +281,17 @@ export async function overheadCases(backend: Backend, shape: OverheadShape): Pro
     call: () => conv.forwardSync({ ...convIn, queryStartLoc: offsets }, { ...convOpts, out: convOut }).release(),
     note: 'libgdn plans from the host copy: no read-back of query_start_loc',
   });
+  // The loop a caller writes for a stream of chunks: state updated in place, out reused, offsets as
+  // numbers. The device then does exactly the timed kernel's work (the reused-out cases above also
+  // copy convState into out.convState, since the op does not modify its input).
+  const convStateInPlace = dev(Tensor.random([1, C, 3], 'f32', { seed: 3 }));
+  cases.push({
+    op: `conv.forward vec/exact T=${T} C=${C} bf16`,
+    variant: 'forwardSync inPlace, offsets as host numbers, out reused',
+    kernel: convKernel,
+    call: () => conv.forwardSync({ ...convIn, queryStartLoc: offsets, convState: convStateInPlace }, { ...convOpts, inPlace: true, out: { out: convOut.out } }).release(),
+    note: 'state updated in place: no copy of convState; the device work is the timed kernel alone',
+  });
   cases.push({
     op: `conv.forward vec/exact T=${T} C=${C} bf16`,
     variant: 'await forward, out buffers reused',
