@@ -39,7 +39,7 @@ const USAGE = `usage: gdnlab <command>
   check fused [--backend host|cuda] [--quick] [--mutants] [--json]
                                               fused conv→post-conv vs conv(scalar)→post-conv(tree), bit for bit
   check sanitize [--backend B]                one small launch of every arm (run under compute-sanitizer)
-  bench conv|postconv|fused [--backend B] [--quick] [--no-torch] [--samples] [--json [FILE]] [--markdown FILE]
+  bench conv|postconv|fused [--backend B] [--quick] [--no-torch] [--samples] [--json[=FILE]] [--markdown FILE]
                           [--vllm DIR]        (fused: vLLM's conv + post-conv from bench/pack-vllm.sh, timed beside)
                           [--arms A,B] [--shapes S,T]
                                               every arm vs a device copy of the same bytes and PyTorch eager, one run
@@ -47,8 +47,8 @@ const USAGE = `usage: gdnlab <command>
                                               arms, or arm/mapping; --shapes: only shapes whose name contains one)
   check …, bench …, arms: --define FILE[,FILE]  user arms from .json/.js specs, as defineArm takes them
                                               (docs/USER-ARMS.md): checked, mutant-run and timed like built-ins
-  bench overhead [--backend B] [--quick] [--json [FILE]]   per-op cost from TypeScript beyond the kernel; alloc/free
-  bench host [--quick] [--json [FILE]]        host backend arms vs a memcpy of the same bytes
+  bench overhead [--backend B] [--quick] [--json[=FILE]]   per-op cost from TypeScript beyond the kernel; alloc/free
+  bench host [--quick] [--json[=FILE]]        host backend arms vs a memcpy of the same bytes
   bench verdict [--backend B]                 timing self-check: same arm twice = same, scalar = slower
   notebooks run [paths…] | notebooks export <notebook> [--out DIR]
   notebooks compare A.ipynb B.ipynb [-o out.html]
@@ -239,6 +239,14 @@ export async function main(argv: string[]): Promise<number> {
       const { defineArmsFromFiles } = await import('./arms/file');
       const backend = cmd === 'bench' && sub === 'host' ? Backend.open('host') : pickBackend(args.flags);
       for (const d of defineArmsFromFiles(defineFiles, backend)) console.error(`gdnlab: ${d.summary}`);
+    }
+    // info, arms, check and bench take no arguments beyond their names: a stray word is refused rather
+    // than ignored (`--json out.json` is a flag and an argument; the file form is --json=FILE).
+    const words = cmd === 'info' || cmd === 'arms' ? 1 : cmd === 'check' || cmd === 'bench' ? 2 : Infinity;
+    if (args.positional.length > words) {
+      const extra = args.positional[words];
+      const hint = argv[argv.indexOf(extra) - 1] === '--json' ? ` (to write the JSON to a file: --json=${extra})` : '';
+      throw new UsageError(`${args.positional.slice(0, words).join(' ')}: unexpected argument '${extra}'${hint}`);
     }
     switch (cmd) {
       case 'info':

@@ -1,8 +1,8 @@
-// `gdnlab bench conv|postconv|fused [--backend host|cuda] [--quick] [--no-torch] [--samples] [--vllm DIR] [--arms A,B] [--shapes S,T] [--json FILE] [--markdown FILE]`
+// `gdnlab bench conv|postconv|fused [--backend host|cuda] [--quick] [--no-torch] [--samples] [--vllm DIR] [--arms A,B] [--shapes S,T] [--json[=FILE]] [--markdown FILE]`
 // --samples keeps every timing run with its raw samples in the JSON (report.timings); --vllm DIR (or GDN_VLLM_PATH):
 // vLLM's own Triton kernels from bench/pack-vllm.sh, timed beside ours in the same invocation.
-// `gdnlab bench overhead [--backend host|cuda] [--quick] [--json [FILE]]`
-// `gdnlab bench host [--quick] [--json [FILE]]`
+// `gdnlab bench overhead [--backend host|cuda] [--quick] [--json[=FILE]]`
+// `gdnlab bench host [--quick] [--json[=FILE]]`
 
 import * as fs from 'fs';
 import { Backend, activeBackend } from '../backend';
@@ -22,7 +22,7 @@ function commandLine(op: string): string {
   return ['gdnlab bench', op, ...shown].join(' ').trim();
 }
 
-/** JSON to stdout (--json), or to a file (--json FILE) with the Markdown on stdout. */
+/** JSON to stdout (--json), or to a file (--json=FILE) with the Markdown on stdout. */
 function emit(args: Args, report: unknown, md: string): void {
   const json = args.flags.get('json');
   const mdFile = args.flags.get('markdown');

@@ -36,6 +36,18 @@ describe('gdnlab CLI', function () {
     }
   });
 
+  it('a stray argument is refused before anything runs, and a file after --json is pointed to --json=FILE', () => {
+    const t0 = Date.now();
+    const r = gdnlab(['bench', 'host', '--quick', '--json', 'report.json']);
+    assert.equal(r.status, 2, r.err);
+    assert.match(r.err, /^gdnlab: bench host: unexpected argument 'report\.json' \(to write the JSON to a file: --json=report\.json\)/);
+    assert.equal(r.out, '');
+    assert.ok(Date.now() - t0 < 20000, `took ${Date.now() - t0} ms: the benchmark started`);
+    const info = gdnlab(['info', 'extra']);
+    assert.equal(info.status, 2);
+    assert.match(info.err, /^gdnlab: info: unexpected argument 'extra'\n/);
+  });
+
   it('check conv --quick --mutants passes every comparison and catches every mutant', () => {
     const r = gdnlab(['check', 'conv', '--quick', '--mutants', '--json']);
     assert.equal(r.status, 0, r.err);
