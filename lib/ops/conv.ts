@@ -188,20 +188,40 @@ interface PreparedConv {
  * libgdn, which reads them back anyway (reading them here too would cost a second device round trip
  * per call). Shared by conv.forward and fused.forward.
  */
-export function expectOffsets(value: Tensor | readonly number[], T: number): { qsl: Tensor; N: number } {
-  const qsl = expectTensor(int32Tensor(value, 'queryStartLoc'), 'queryStartLoc');
-  expectDType(qsl, 'queryStartLoc', ['i32']);
-  if (qsl.rank !== 1 || qsl.numel < 2) throw new RangeError(`queryStartLoc: expected shape [N+1] with N >= 1, got [${qsl.shape.join(', ')}]`);
-  const N = qsl.numel - 1;
-  if (qsl.location === 'host') {
-    const offsets = qsl.bits() as Int32Array;
-    if (offsets[0] !== 0) throw new RangeError(`queryStartLoc: must start at 0, got ${offsets[0]}`);
-    for (let s = 0; s < N; s++) {
-      if (offsets[s + 1] < offsets[s]) throw new RangeError(`queryStartLoc: must not decrease, but [${s}] = ${offsets[s]} > [${s + 1}] = ${offsets[s + 1]}`);
+/**
+ * queryStartLoc checked: i32 [N+1], starting at 0, never decreasing, ending at T (checked here when it is
+ * on the host; libgdn checks a device copy). Plain numbers stay an Int32Array (`host`), with no Tensor
+ * made unless a caller needs one (`tensor()`, e.g. to stage it on the device): the conv's fast route
+ * (docs/SPEC.md §3.1) then costs no allocation here (docs/BENCHMARKS.md, "Per-op overhead").
+ */
+export function expectOffsets(value: Tensor | readonly number[], T: number): { N: number; host: Int32Array | null; given: Tensor | null; tensor(): Tensor } {
+  let given: Tensor | null = null;
+  let host: Int32Array | null = null;
+  if (Array.isArray(value)) {
+    host = new Int32Array(value.length);
+    for (let i = 0; i < value.length; i++) {
+      const v = value[i];
+      const n = typeof v === 'boolean' ? (v ? 1 : 0) : v;
+      if (!Number.isInteger(n) || n < -(2 ** 31) || n >= 2 ** 31) throw new TypeError(`queryStartLoc[${i}]: expected an integer, got ${describe(v)}`);
+      host[i] = n;
     }
-    if (offsets[N] !== T) throw new RangeError(`queryStartLoc: must end at T = ${T} (rows of x), got ${offsets[N]}`);
+    if (host.length < 2) throw new RangeError(`queryStartLoc: expected shape [N+1] with N >= 1, got [${host.length}]`);
+  } else {
+    given = expectTensor(int32Tensor(value, 'queryStartLoc'), 'queryStartLoc');
+    expectDType(given, 'queryStartLoc', ['i32']);
+    if (given.rank !== 1 || given.numel < 2) throw new RangeError(`queryStartLoc: expected shape [N+1] with N >= 1, got [${given.shape.join(', ')}]`);
+    if (given.location === 'host') host = given.bits() as Int32Array;
   }
-  return { qsl, N };
+  const N = (host ? host.length : (given as Tensor).numel) - 1;
+  if (host) {
+    if (host[0] !== 0) throw new RangeError(`queryStartLoc: must start at 0, got ${host[0]}`);
+    for (let s = 0; s < N; s++) {
+      if (host[s + 1] < host[s]) throw new RangeError(`queryStartLoc: must not decrease, but [${s}] = ${host[s]} > [${s + 1}] = ${host[s + 1]}`);
+    }
+    if (host[N] !== T) throw new RangeError(`queryStartLoc: must end at T = ${T} (rows of x), got ${host[N]}`);
+  }
+  let made: Tensor | null = null;
+  return { N, host, given, tensor: () => given ?? (made ??= Tensor.from(host as Int32Array, [N + 1], 'i32')) };
 }
 
 export function int32Tensor(value: Tensor | readonly (number | boolean)[], what: string): Tensor {
@@ -269,7 +289,8 @@ function prepare(inputs: ConvInputs, opts: ConvOptions, offsetsPath: OffsetsPath
   if (x.rank !== 2) throw new RangeError(`x: expected shape [T, C], got [${x.shape.join(', ')}]`);
   const [T, C] = x.shape;
   const { weight, K, bias } = checkTaps(inputs, x, C);
-  const { qsl, N } = expectOffsets(inputs.queryStartLoc, T);
+  const offsets = expectOffsets(inputs.queryStartLoc, T);
+  const N = offsets.N;
   let his: Tensor | null = null;
   if (inputs.hasInitialState != null) {
     his = expectTensor(int32Tensor(inputs.hasInitialState, 'hasInitialState'), 'hasInitialState');
@@ -294,7 +315,7 @@ function prepare(inputs: ConvInputs, opts: ConvOptions, offsetsPath: OffsetsPath
   if (typeof given !== 'object') throw new TypeError(`out: expected { out?, convState? } (output buffers), got ${describe(given)}`);
   for (const k of Object.keys(given)) if (k !== 'out' && k !== 'convState') throw new TypeError(`out.${k}: not an output of conv.forward (expected out or convState)`);
   if (opts.inPlace && given.convState) throw new Error('out.convState: cannot be combined with inPlace (inPlace already updates convState itself)');
-  const inputsNamed = [['x', x], ['weight', weight], ['bias', bias], ['queryStartLoc', qsl], ['hasInitialState', his], ['convState', state]] as const;
+  const inputsNamed = [['x', x], ['weight', weight], ['bias', bias], ['queryStartLoc', offsets.given], ['hasInitialState', his], ['convState', state]] as const;
   const givenOut = given.out === undefined ? null : expectOut(given.out, 'out.out', backend, [T, C], outDtype, [...inputsNamed, ['out.convState', given.convState]]);
   const givenState = given.convState === undefined ? null : expectOut(given.convState, 'out.convState', backend, [N, C, K - 1], 'f32', inputsNamed);
 
@@ -304,7 +325,7 @@ function prepare(inputs: ConvInputs, opts: ConvOptions, offsetsPath: OffsetsPath
     const dx = staging.input(x);
     const dw = staging.input(weight);
     const db = bias ? staging.input(bias) : null;
-    const hostOffsets = qsl.location === 'host' && offsetsPath !== 'device' ? (qsl.bits() as Int32Array) : null;
+    const hostOffsets = offsetsPath !== 'device' ? offsets.host : null;
     let offsetsAddr = 0;
     if (hostOffsets && offsetsPath === 'scratch') offsetsAddr = scratchInt32(hostOffsets);
     if (hostOffsets && offsetsPath === 'fresh') {
@@ -312,7 +333,7 @@ function prepare(inputs: ConvInputs, opts: ConvOptions, offsetsPath: OffsetsPath
       natives.push(m.mem);
       offsetsAddr = m.addr;
     }
-    const dq = hostOffsets ? null : staging.input(qsl);
+    const dq = hostOffsets ? null : staging.input(offsets.tensor());
     const dh = his ? staging.input(his) : null;
     const dstate = opts.inPlace ? state : givenState ? staging.copyInto(givenState, state) : staging.mutableCopy(state);
     const out = givenOut ?? staging.output([T, C], outDtype);

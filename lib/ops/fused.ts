@@ -130,7 +130,9 @@ function prepare(inputs: FusedInputs, opts: FusedOptions): Prepared {
   if (x.rowStride % 4 !== 0) throw new RangeError(`x: expected a row stride that is a multiple of 4 elements (rows are read in 4-element vectors), got ${x.rowStride}`);
   const T = x.shape[0];
   const { weight, K, bias } = conv.checkTaps(inputs, x, C);
-  const { qsl, N } = conv.expectOffsets(inputs.queryStartLoc, T);
+  const offsets = conv.expectOffsets(inputs.queryStartLoc, T);
+  const N = offsets.N;
+  const qsl = offsets.tensor();
   let his: Tensor | null = null;
   if (inputs.hasInitialState != null) {
     his = expectTensor(conv.int32Tensor(inputs.hasInitialState, 'hasInitialState'), 'hasInitialState');
