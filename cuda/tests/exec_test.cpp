@@ -13,21 +13,13 @@
 #include <cstring>
 #include <vector>
 
+#include "check_count.h"
+
 using gdn::exec::HostGrid;
 using gdn::exec::HostThread;
 using gdn::exec::run_host;
 
 namespace {
-
-int g_checks = 0, g_failures = 0;
-
-void check(bool ok, const char* what) {
-  ++g_checks;
-  if (!ok) {
-    ++g_failures;
-    std::printf("FAIL: %s\n", what);
-  }
-}
 
 // Plain loop: every (block, thread) once, blocks in the given order, threads in order, coordinates
 // from grid_x.

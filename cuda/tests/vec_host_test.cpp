@@ -14,22 +14,13 @@
 #include <cstring>
 #include <vector>
 
+#include "check_count.h"
 #include "splitmix.h"
 
 using namespace gdn;
 using namespace gdn::conv;
 
 namespace {
-
-int g_checks = 0, g_failures = 0;
-
-void check(bool ok, const char* what) {
-  ++g_checks;
-  if (!ok) {
-    ++g_failures;
-    std::printf("FAIL: %s\n", what);
-  }
-}
 
 template <class T>
 uint32_t bits_of(T v) {
