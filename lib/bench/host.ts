@@ -86,6 +86,24 @@ async function timeTogether(backend: Backend, ops: NativeOp[], bytes: number, ro
   }
 }
 
+/**
+ * Times the checked arms of one op (their prepared launches `ops`, in the same order) beside a memcpy of
+ * `bytes` and adds a row per arm and the op's memcpy to the report.
+ */
+async function timeRows(
+  report: HostReport, backend: Backend, rounds: number, op: HostRow['op'], shape: string, bytes: number,
+  checked: { arm: string; mapping?: string; mismatches: number; elements: number }[], ops: NativeOp[], log?: (line: string) => void,
+): Promise<void> {
+  log?.(`bench host: ${op === 'postconv' ? 'post-conv' : op} ${shape}: timing ${ops.length} arms + memcpy of ${(bytes / 2 ** 20).toFixed(0)} MiB, ${rounds} rounds`);
+  const t = await timeTogether(backend, ops, bytes, rounds);
+  const copy = summarize(t.copy);
+  report.copies.push({ op, shape, bytes, medianMs: copy.median, gbps: bytes / (copy.median * 1e6) });
+  checked.forEach((a, i) => {
+    const s = summarize(t.arms[i]);
+    report.rows.push({ op, shape, ...a, medianMs: s.median, p10Ms: s.p10, p90Ms: s.p90, n: s.n, memcpyMs: copy.median, xMemcpy: s.median / copy.median });
+  });
+}
+
 /** Every correct (arm, mapping) pair of the registry: not a planted mutant, not the racy mapping. */
 function correctConvArms(): { arm: conv.ConvArm; mapping: conv.ConvMapping }[] {
   const out: { arm: conv.ConvArm; mapping: conv.ConvMapping }[] = [];
@@ -142,14 +160,7 @@ export async function benchHost(opts: HostBenchOptions): Promise<HostReport> {
         return { ...a, mismatches, elements: refOut.length + refState.length };
       });
       for (const a of CONV_CORRECT) ops.push(conv.prepareTimed(inputs, { ...a, outDtype: 'bf16', backend }, `${a.arm}/${a.mapping}`));
-      opts.log?.(`bench host: conv ${shape}: timing ${ops.length} arms + memcpy of ${(bytes / 2 ** 20).toFixed(0)} MiB, ${rounds} rounds`);
-      const t = await timeTogether(backend, ops, bytes, rounds);
-      const copy = summarize(t.copy);
-      report.copies.push({ op: 'conv', shape, bytes, medianMs: copy.median, gbps: bytes / (copy.median * 1e6) });
-      checked.forEach((a, i) => {
-        const s = summarize(t.arms[i]);
-        report.rows.push({ op: 'conv', shape, arm: a.arm, mapping: a.mapping, mismatches: a.mismatches, elements: a.elements, medianMs: s.median, p10Ms: s.p10, p90Ms: s.p90, n: s.n, memcpyMs: copy.median, xMemcpy: s.median / copy.median });
-      });
+      await timeRows(report, backend, rounds, 'conv', shape, bytes, checked, ops, opts.log);
     } finally {
       for (const o of ops) o.release();
       inputs.x.release();
@@ -184,20 +195,13 @@ export async function benchHost(opts: HostBenchOptions): Promise<HostReport> {
       };
       const ref = await outputsOf('tree');
       const elements = ref.reduce((n, b) => n + b.length, 0);
-      const checked: { arm: postconv.PostconvArm; mismatches: number }[] = [];
+      const checked: { arm: postconv.PostconvArm; mismatches: number; elements: number }[] = [];
       for (const arm of arms) {
         const got = await outputsOf(arm);
-        checked.push({ arm, mismatches: got.reduce((n, b, i) => n + countMismatches(b, ref[i]), 0) });
+        checked.push({ arm, mismatches: got.reduce((n, b, i) => n + countMismatches(b, ref[i]), 0), elements });
       }
       for (const arm of arms) ops.push(postconv.prepareTimed(inputs, { ...dims, arm, qkvDtype: 'bf16', backend }, arm));
-      opts.log?.(`bench host: post-conv ${shape}: timing ${ops.length} arms + memcpy of ${(bytes / 2 ** 20).toFixed(0)} MiB, ${rounds} rounds`);
-      const t = await timeTogether(backend, ops, bytes, rounds);
-      const copy = summarize(t.copy);
-      report.copies.push({ op: 'postconv', shape, bytes, medianMs: copy.median, gbps: bytes / (copy.median * 1e6) });
-      checked.forEach((a, i) => {
-        const s = summarize(t.arms[i]);
-        report.rows.push({ op: 'postconv', shape, arm: a.arm, mismatches: a.mismatches, elements, medianMs: s.median, p10Ms: s.p10, p90Ms: s.p90, n: s.n, memcpyMs: copy.median, xMemcpy: s.median / copy.median });
-      });
+      await timeRows(report, backend, rounds, 'postconv', shape, bytes, checked, ops, opts.log);
     } finally {
       for (const o of ops) o.release();
       packed.release();
@@ -240,17 +244,10 @@ export async function benchHost(opts: HostBenchOptions): Promise<HostReport> {
         const r = fused.forwardSync(inputs, { ...fopts, arm });
         const mismatches = bitsOf(r).reduce((n, b, i) => n + countMismatches(b, ref[i]), 0);
         r.release();
-        return { arm, mismatches };
+        return { arm, mismatches, elements };
       });
       for (const arm of arms) ops.push(fused.prepareTimed(inputs, { ...fopts, arm }, arm));
-      opts.log?.(`bench host: fused ${shape}: timing ${ops.length} arms + memcpy of ${(bytes / 2 ** 20).toFixed(0)} MiB, ${rounds} rounds`);
-      const t = await timeTogether(backend, ops, bytes, rounds);
-      const copy = summarize(t.copy);
-      report.copies.push({ op: 'fused', shape, bytes, medianMs: copy.median, gbps: bytes / (copy.median * 1e6) });
-      checked.forEach((a, i) => {
-        const s = summarize(t.arms[i]);
-        report.rows.push({ op: 'fused', shape, arm: a.arm, mismatches: a.mismatches, elements, medianMs: s.median, p10Ms: s.p10, p90Ms: s.p90, n: s.n, memcpyMs: copy.median, xMemcpy: s.median / copy.median });
-      });
+      await timeRows(report, backend, rounds, 'fused', shape, bytes, checked, ops, opts.log);
     } finally {
       for (const o of ops) o.release();
       packed.release();
