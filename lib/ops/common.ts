@@ -61,11 +61,30 @@ function deviceRange(t: Tensor, backend: Backend): [number, number] | null {
   return [a, a + t.extentBytes];
 }
 
+/** A named device byte range [lo, hi) of one call's tensors, for the alias checks of its outputs. */
+export interface NamedRange {
+  name: string;
+  lo: number;
+  hi: number;
+}
+
+/** The device byte ranges of the named tensors that live on `backend` (host, other-backend and empty ones have none). */
+export function namedRanges(named: readonly (readonly [string, Tensor | null | undefined])[], backend: Backend): NamedRange[] {
+  const out: NamedRange[] = [];
+  for (const [name, t] of named) {
+    if (!t || t.released) continue;  // a released tensor is refused by its own check, with its own name
+    const r = deviceRange(t, backend);
+    if (r) out.push({ name, lo: r[0], hi: r[1] });
+  }
+  return out;
+}
+
 /**
  * Checks an output buffer the caller gave through an op's `out` option: a live contiguous tensor on
  * the op's backend with the expected shape and dtype, not sharing a byte with any input or with
  * another output. `what` names the option ("out.q"); inputs and outputs are listed by name, and the
- * entry named `what` itself is skipped, so one list can serve every output of an op.
+ * entry named `what` itself is skipped, so one list can serve every output of an op. An op with several
+ * outputs passes the list's ranges (namedRanges, computed once per call) instead of the tensors.
  */
 export function expectOut(
   value: unknown,
@@ -73,7 +92,7 @@ export function expectOut(
   backend: Backend,
   shape: readonly number[],
   dtype: DType,
-  others: readonly (readonly [string, Tensor | null | undefined])[],
+  others: readonly (readonly [string, Tensor | null | undefined])[] | readonly NamedRange[],
 ): Tensor {
   if (!(value instanceof Tensor)) throw new TypeError(`${what}: expected a Tensor (an output buffer to write into), got ${describe(value)}`);
   value.assertLive(what);
@@ -87,11 +106,10 @@ export function expectOut(
   if (!value.contiguous) throw new RangeError(`${what}: expected a contiguous tensor, got row stride ${value.rowStride} for rows of ${value.cols}`);
   const mine = deviceRange(value, backend);
   if (mine) {
-    for (const [name, t] of others) {
-      if (!t || name === what) continue;
-      const r = deviceRange(t, backend);
-      if (r && mine[0] < r[1] && r[0] < mine[1]) {
-        throw new RangeError(`${what}: shares memory with ${name} (an output must not alias an input or another output)`);
+    const ranges = others.length > 0 && Array.isArray(others[0]) ? namedRanges(others as readonly (readonly [string, Tensor | null | undefined])[], backend) : (others as readonly NamedRange[]);
+    for (const r of ranges) {
+      if (r.name !== what && mine[0] < r.hi && r.lo < mine[1]) {
+        throw new RangeError(`${what}: shares memory with ${r.name} (an output must not alias an input or another output)`);
       }
     }
   }

@@ -8,7 +8,7 @@ import { describe } from '../dtype';
 import { armId, armIsMutant, armName, armNames, arms } from './arms';
 import { userArm } from '../arms/registry';
 import { definePostconvArm, PostconvArmSpec, DefinedArm } from '../arms/define';
-import { DTYPE_CODE, Staging, backendOf, expectChoice, expectContiguous, expectDType, expectInt, expectOut, expectShape, expectTensor } from './common';
+import { DTYPE_CODE, NamedRange, Staging, backendOf, expectChoice, expectContiguous, expectDType, expectInt, expectOut, expectShape, expectTensor, namedRanges } from './common';
 
 /**
  * A post-conv arm's name: any arm of libgdn's registry (postconvArms()). The built-in `seq4` is a
@@ -85,12 +85,15 @@ export function qkvgbOutputs(
     q: [[T, Hk, Dk], qkvDtype], k: [[T, Hk, Dk], qkvDtype], v: [[T, Hv, Dv], qkvDtype], g: [[T, Hv], 'f32'], beta: [[T, Hv], 'f32'],
   };
   const g = given as PostconvOutBuffers;
-  // Every input and every given output, by name (expectOut skips the output it is checking).
-  const named = [...inputs, ['out.q', g.q], ['out.k', g.k], ['out.v', g.v], ['out.g', g.g], ['out.beta', g.beta]] as const;
   const chosen: Partial<Record<(typeof POSTCONV_OUTPUTS)[number], Tensor>> = {};
+  // Every input and every given output, by name, as device ranges computed once for the five checks
+  // (expectOut skips the output it is checking).
+  let ranges: NamedRange[] | null = null;
   for (const key of POSTCONV_OUTPUTS) {
     const t = g[key];
-    if (t !== undefined) chosen[key] = expectOut(t, OUT_NAMES[key], backend, shapes[key][0], shapes[key][1], named);
+    if (t === undefined) continue;
+    ranges ??= namedRanges([...inputs, ['out.q', g.q], ['out.k', g.k], ['out.v', g.v], ['out.g', g.g], ['out.beta', g.beta]], backend);
+    chosen[key] = expectOut(t, OUT_NAMES[key], backend, shapes[key][0], shapes[key][1], ranges);
   }
   return {
     allocate(staging, outputs, owned) {
