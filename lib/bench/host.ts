@@ -68,6 +68,11 @@ function countMismatches(a: ArrayLike<number>, b: ArrayLike<number>): number {
   return n;
 }
 
+/** Elements differing between each output's bits and its reference's, summed over the outputs. */
+function mismatchesOver(got: ArrayLike<number>[], ref: ArrayLike<number>[]): number {
+  return got.reduce((n, b, i) => n + countMismatches(b, ref[i]), 0);
+}
+
 /** Times ops (and a copy of `bytes`) interleaved with rotated order; ms per op: sorted samples. */
 async function timeTogether(backend: Backend, ops: NativeOp[], bytes: number, rounds: number): Promise<{ arms: number[][]; copy: number[] }> {
   const copy = copyOp(bytes, { backend, label: 'memcpy' });
@@ -198,16 +203,13 @@ export async function benchHost(opts: HostBenchOptions): Promise<HostReport> {
       const checked: { arm: postconv.PostconvArm; mismatches: number; elements: number }[] = [];
       for (const arm of arms) {
         const got = await outputsOf(arm);
-        checked.push({ arm, mismatches: got.reduce((n, b, i) => n + countMismatches(b, ref[i]), 0), elements });
+        checked.push({ arm, mismatches: mismatchesOver(got, ref), elements });
       }
       for (const arm of arms) ops.push(postconv.prepareTimed(inputs, { ...dims, arm, qkvDtype: 'bf16', backend }, arm));
       await timeRows(report, backend, rounds, 'postconv', shape, bytes, checked, ops, opts.log);
     } finally {
       for (const o of ops) o.release();
-      packed.release();
-      inputs.convOut.release();
-      inputs.ALog.release();
-      inputs.dtBias.release();
+      for (const t of [packed, inputs.convOut, inputs.ALog, inputs.dtBias]) t.release();
     }
   }
 
@@ -242,7 +244,7 @@ export async function benchHost(opts: HostBenchOptions): Promise<HostReport> {
       const elements = ref.reduce((n, b) => n + b.length, 0);
       const checked = arms.map((arm) => {
         const r = fused.forwardSync(inputs, { ...fopts, arm });
-        const mismatches = bitsOf(r).reduce((n, b, i) => n + countMismatches(b, ref[i]), 0);
+        const mismatches = mismatchesOver(bitsOf(r), ref);
         r.release();
         return { arm, mismatches, elements };
       });
@@ -250,12 +252,7 @@ export async function benchHost(opts: HostBenchOptions): Promise<HostReport> {
       await timeRows(report, backend, rounds, 'fused', shape, bytes, checked, ops, opts.log);
     } finally {
       for (const o of ops) o.release();
-      packed.release();
-      inputs.x.release();
-      inputs.weight.release();
-      inputs.convState.release();
-      inputs.ALog.release();
-      inputs.dtBias.release();
+      for (const t of [packed, inputs.x, inputs.weight, inputs.convState, inputs.ALog, inputs.dtBias]) t.release();
     }
   }
   return report;
