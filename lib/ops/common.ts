@@ -83,8 +83,8 @@ export function namedRanges(named: readonly (readonly [string, Tensor | null | u
  * Checks an output buffer the caller gave through an op's `out` option: a live contiguous tensor on
  * the op's backend with the expected shape and dtype, not sharing a byte with any input or with
  * another output. `what` names the option ("out.q"); inputs and outputs are listed by name, and the
- * entry named `what` itself is skipped, so one list can serve every output of an op. An op with several
- * outputs passes the list's ranges (namedRanges, computed once per call) instead of the tensors.
+ * entry named `what` itself is skipped, so one list — the call's namedRanges, computed once — serves every
+ * output of an op.
  */
 export function expectOut(
   value: unknown,
@@ -92,7 +92,7 @@ export function expectOut(
   backend: Backend,
   shape: readonly number[],
   dtype: DType,
-  others: readonly (readonly [string, Tensor | null | undefined])[] | readonly NamedRange[],
+  others: readonly NamedRange[],
 ): Tensor {
   if (!(value instanceof Tensor)) throw new TypeError(`${what}: expected a Tensor (an output buffer to write into), got ${describe(value)}`);
   value.assertLive(what);
@@ -106,8 +106,7 @@ export function expectOut(
   if (!value.contiguous) throw new RangeError(`${what}: expected a contiguous tensor, got row stride ${value.rowStride} for rows of ${value.cols}`);
   const mine = deviceRange(value, backend);
   if (mine) {
-    const ranges = others.length > 0 && Array.isArray(others[0]) ? namedRanges(others as readonly (readonly [string, Tensor | null | undefined])[], backend) : (others as readonly NamedRange[]);
-    for (const r of ranges) {
+    for (const r of others) {
       if (r.name !== what && mine[0] < r.hi && r.lo < mine[1]) {
         throw new RangeError(`${what}: shares memory with ${r.name} (an output must not alias an input or another output)`);
       }

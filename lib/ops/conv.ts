@@ -11,7 +11,7 @@ import type { NativeOp } from '../backend';
 import { userArm } from '../arms/registry';
 import { defineConvArm, ConvArmSpec, DefinedArm } from '../arms/define';
 import {
-  DTYPE_CODE, Staging, backendOf, expectChoice, expectContiguous, expectDType, expectInt, expectOut, expectShape, expectTensor,
+  DTYPE_CODE, Staging, backendOf, expectChoice, expectContiguous, expectDType, expectInt, expectOut, expectShape, expectTensor, namedRanges,
 } from './common';
 
 /** A conv arm's name: any arm of libgdn's registry (convArms(); built in or registered at run time). */
@@ -198,13 +198,7 @@ export function expectOffsets(value: Tensor | readonly number[], T: number): { N
   let given: Tensor | null = null;
   let host: Int32Array | null = null;
   if (Array.isArray(value)) {
-    host = new Int32Array(value.length);
-    for (let i = 0; i < value.length; i++) {
-      const v = value[i];
-      const n = typeof v === 'boolean' ? (v ? 1 : 0) : v;
-      if (!Number.isInteger(n) || n < -(2 ** 31) || n >= 2 ** 31) throw new TypeError(`queryStartLoc[${i}]: expected an integer, got ${describe(v)}`);
-      host[i] = n;
-    }
+    host = int32Values(value, 'queryStartLoc');
     if (host.length < 2) throw new RangeError(`queryStartLoc: expected shape [N+1] with N >= 1, got [${host.length}]`);
   } else {
     given = expectTensor(int32Tensor(value, 'queryStartLoc'), 'queryStartLoc');
@@ -224,14 +218,22 @@ export function expectOffsets(value: Tensor | readonly number[], T: number): { N
   return { N, host, given, tensor: () => given ?? (made ??= Tensor.from(host as Int32Array, [N + 1], 'i32')) };
 }
 
+/** An array of integers (booleans as 0 / 1) as i32 values; an element that is not an i32 is refused by index. */
+function int32Values(value: readonly (number | boolean)[], what: string): Int32Array {
+  const out = new Int32Array(value.length);
+  for (let i = 0; i < value.length; i++) {
+    const v = value[i];
+    const n = typeof v === 'boolean' ? (v ? 1 : 0) : v;
+    if (!Number.isInteger(n) || n < -(2 ** 31) || n >= 2 ** 31) throw new TypeError(`${what}[${i}]: expected an integer, got ${describe(v)}`);
+    out[i] = n;
+  }
+  return out;
+}
+
 export function int32Tensor(value: Tensor | readonly (number | boolean)[], what: string): Tensor {
   if (value instanceof Tensor) return value;
   if (!Array.isArray(value)) throw new TypeError(`${what}: expected a Tensor or an array of integers, got ${describe(value)}`);
-  const nums = value.map((v, i) => {
-    const n = typeof v === 'boolean' ? (v ? 1 : 0) : v;
-    if (!Number.isInteger(n)) throw new TypeError(`${what}[${i}]: expected an integer, got ${describe(v)}`);
-    return n;
-  });
+  const nums = int32Values(value, what);
   return Tensor.from(nums, [nums.length], 'i32');
 }
 
@@ -316,8 +318,9 @@ function prepare(inputs: ConvInputs, opts: ConvOptions, offsetsPath: OffsetsPath
   for (const k of Object.keys(given)) if (k !== 'out' && k !== 'convState') throw new TypeError(`out.${k}: not an output of conv.forward (expected out or convState)`);
   if (opts.inPlace && given.convState) throw new Error('out.convState: cannot be combined with inPlace (inPlace already updates convState itself)');
   const inputsNamed = [['x', x], ['weight', weight], ['bias', bias], ['queryStartLoc', offsets.given], ['hasInitialState', his], ['convState', state]] as const;
-  const givenOut = given.out === undefined ? null : expectOut(given.out, 'out.out', backend, [T, C], outDtype, [...inputsNamed, ['out.convState', given.convState]]);
-  const givenState = given.convState === undefined ? null : expectOut(given.convState, 'out.convState', backend, [N, C, K - 1], 'f32', inputsNamed);
+  const ranges = namedRanges([...inputsNamed, ['out.out', given.out], ['out.convState', given.convState]], backend);
+  const givenOut = given.out === undefined ? null : expectOut(given.out, 'out.out', backend, [T, C], outDtype, ranges);
+  const givenState = given.convState === undefined ? null : expectOut(given.convState, 'out.convState', backend, [N, C, K - 1], 'f32', ranges);
 
   const staging = new Staging(backend);
   const natives: unknown[] = [];
@@ -533,8 +536,9 @@ function prepareUpdate(inputs: ConvUpdateInputs, opts: ConvUpdateOptions): Prepa
   for (const k of Object.keys(given)) if (k !== 'out' && k !== 'state') throw new TypeError(`out.${k}: not an output of conv.update (expected out or state)`);
   if (opts.inPlace && given.state) throw new Error('out.state: cannot be combined with inPlace (inPlace already updates state itself)');
   const inputsNamed = [['x', x], ['weight', weight], ['bias', bias], ['state', state], ['stateIndices', idx]] as const;
-  const givenOut = given.out === undefined ? null : expectOut(given.out, 'out.out', backend, [B, C], outDtype, [...inputsNamed, ['out.state', given.state]]);
-  const givenState = given.state === undefined ? null : expectOut(given.state, 'out.state', backend, state.shape, state.dtype, inputsNamed);
+  const ranges = namedRanges([...inputsNamed, ['out.out', given.out], ['out.state', given.state]], backend);
+  const givenOut = given.out === undefined ? null : expectOut(given.out, 'out.out', backend, [B, C], outDtype, ranges);
+  const givenState = given.state === undefined ? null : expectOut(given.state, 'out.state', backend, state.shape, state.dtype, ranges);
 
   const staging = new Staging(backend);
   const made: Tensor[] = [];

@@ -6,7 +6,7 @@ import { Tensor } from '../tensor';
 import { Backend } from '../backend';
 import { MatmulArgs, matmulArgsCodec } from '../native/gdn';
 import { describe } from '../dtype';
-import { DTYPE_CODE, Staging, backendOf, expectChoice, expectContiguous, expectDType, expectOut, expectTensor } from './common';
+import { DTYPE_CODE, Staging, backendOf, expectChoice, expectContiguous, expectDType, expectOut, expectTensor, namedRanges } from './common';
 
 export interface MatmulOptions {
   outDtype?: 'f32' | 'bf16';
@@ -31,7 +31,7 @@ export function matmulNT(a: Tensor, b: Tensor, opts: MatmulOptions = {}): Tensor
   const given = opts.out ?? {};
   if (typeof given !== 'object') throw new TypeError(`out: expected { out } (an output buffer), got ${describe(given)}`);
   for (const k of Object.keys(given)) if (k !== 'out') throw new TypeError(`out.${k}: not an output of matmulNT (expected out)`);
-  const givenOut = given.out === undefined ? null : expectOut(given.out, 'out.out', backend, [M, N], outDtype, [['a', a], ['b', b]]);
+  const givenOut = given.out === undefined ? null : expectOut(given.out, 'out.out', backend, [M, N], outDtype, namedRanges([['a', a], ['b', b]], backend));
   const staging = new Staging(backend);
   const out = givenOut ?? staging.output([M, N], outDtype);
   try {

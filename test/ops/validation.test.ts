@@ -173,6 +173,9 @@ forEachBackend((backend) => {
       assert.throws(() => conv.forwardSync({ ...base, queryStartLoc: [1, 5] }, { backend: backend() }), /queryStartLoc: must start at 0, got 1/);
       assert.throws(() => conv.forwardSync({ ...base, queryStartLoc: [0, 3, 2, 5], convState: Tensor.zeros([3, 6, 2], 'f32') }, { backend: backend() }), /queryStartLoc: must not decrease/);
       assert.throws(() => conv.forwardSync({ ...base, queryStartLoc: [0, 4] }, { backend: backend() }), /queryStartLoc: must end at T = 5/);
+      // Integers outside i32 are refused by index, not wrapped (2^32 + 5 would wrap to 5, a valid end).
+      assert.throws(() => conv.forwardSync({ ...base, queryStartLoc: [0, 2 ** 32 + 5] }, { backend: backend() }), /queryStartLoc\[1\]: expected an integer, got 4294967301/);
+      assert.throws(() => conv.forwardSync({ ...base, hasInitialState: [2 ** 32 + 1] }, { backend: backend() }), /hasInitialState\[0\]: expected an integer, got 4294967297/);
     });
 
     it('post-conv Dk and Dv: 1 and 1024 run, 0 and 1025 are refused naming the argument', async () => {
