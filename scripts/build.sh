@@ -18,12 +18,16 @@ require_tools() {
   [ -x node_modules/.bin/tsc ] || die "node_modules/.bin/tsc missing: run 'bash scripts/setup.sh' (or 'npm ci') first."
 }
 
-# build_native DIR CMAKE_ARGS... : configure DIR once, then build it.
+# build_native DIR CMAKE_ARGS... : configure DIR (first time, or when this script's arguments for it
+# changed), then build it.
 build_native() {
   local dir=$1; shift
-  if [ ! -f "$dir/CMakeCache.txt" ]; then
+  local args_file="$dir/gdnlab-cmake-args" args
+  args="$(printf '%s\n' "$@")"
+  if [ ! -f "$dir/CMakeCache.txt" ] || [ "$(cat "$args_file" 2>/dev/null)" != "$args" ]; then
     say "configuring $dir"
     cmake -S cuda -B "$dir" "$@"
+    printf '%s' "$args" > "$args_file"
   fi
   say "building $dir"
   cmake --build "$dir" --parallel "$(build_jobs)"
@@ -51,7 +55,10 @@ build_cuda() {
     archs=(-DCMAKE_CUDA_ARCHITECTURES=90-real)
     [ -f build/cuda/CMakeCache.txt ] || say "no GPU here: compiling the CUDA backend for sm_90 only (compile-only; GDNLAB_CUDA_ARCHS overrides)"
   fi
-  build_native build/cuda -DGDN_CUDA=ON -DCMAKE_CUDA_COMPILER="$nvcc" "${archs[@]}"
+  # The host replay is linked from build/host's archive, compiled once (cuda/CMakeLists.txt,
+  # GDN_HOST_REPLAY_FROM; docs/MAINTAINING.md, "CI time").
+  build_native build/cuda -DGDN_CUDA=ON -DCMAKE_CUDA_COMPILER="$nvcc" "${archs[@]}" \
+    -DGDN_HOST_REPLAY_FROM="$PWD/build/host"
 }
 
 # Removes compiled files whose TypeScript source is gone, so mocha never runs a deleted test.
