@@ -113,7 +113,8 @@ typedef enum gdn_conv_update_arm {
 typedef enum gdn_postconv_arm {
   GDN_POSTCONV_TREE = 0,       /* 128-lane reduction tree per (token, head): the reference */
   GDN_POSTCONV_TOKEN_TILE = 1, /* 16 tokens x 4 warps per block, lane fold (x0²+x2²)+(x1²+x3²), shuffles */
-  GDN_POSTCONV_SEQ4 = 2        /* PLANTED MUTANT: token tile with the sequential fold ((x0²+x1²)+x2²)+x3² */
+  GDN_POSTCONV_SEQ4 = 2,       /* PLANTED MUTANT: token tile with the sequential fold ((x0²+x1²)+x2²)+x3² */
+  GDN_POSTCONV_VEC_TILE = 3    /* token tile with 16-byte q/k rows: 16 lanes x 8 features, the tree from shuffles */
 } gdn_postconv_arm;
 
 typedef enum gdn_op_kind {
@@ -363,7 +364,7 @@ typedef struct gdn_postconv_args {
 } gdn_postconv_args;
 
 typedef struct gdn_postconv_result {
-  int32_t arm_ran;      /* token-tile and seq4 fall back to tree unless Dk = Dv = 128 */
+  int32_t arm_ran;      /* token-tile, seq4 and vec-tile fall back to tree unless Dk = Dv = 128 */
   int32_t threads_per_block;
   int32_t grid_x, grid_y;
   int32_t reserved[4];

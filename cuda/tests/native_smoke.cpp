@@ -671,7 +671,7 @@ void test_registry() {
       {GDN_OP_CONV, GDN_CONV_REG_K4X2, "reg-k4x2"}, {GDN_OP_CONV, GDN_CONV_VEC, "vec"},
       {GDN_OP_CONV_UPDATE, GDN_UPDATE_REFERENCE, "reference"}, {GDN_OP_CONV_UPDATE, GDN_UPDATE_REG, "reg"},
       {GDN_OP_POSTCONV, GDN_POSTCONV_TREE, "tree"}, {GDN_OP_POSTCONV, GDN_POSTCONV_TOKEN_TILE, "token-tile"},
-      {GDN_OP_POSTCONV, GDN_POSTCONV_SEQ4, "seq4"},
+      {GDN_OP_POSTCONV, GDN_POSTCONV_SEQ4, "seq4"},       {GDN_OP_POSTCONV, GDN_POSTCONV_VEC_TILE, "vec-tile"},
   };
   for (const Fixed& f : fixed) {
     const gdn_arm_info i = arm_info(f.op, f.id);

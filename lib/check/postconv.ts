@@ -1,4 +1,4 @@
-// The post-conv equivalence suite: token-tile against the tree reference on q, k, v, g and beta,
+// The post-conv equivalence suite: every registered arm against the tree reference on q, k, v, g and beta,
 // bit for bit, over dtypes, token counts (incl. partial 16-token tiles), head layouts, packed a/b
 // views with offsets and wide strides, and head sizes that force the fallback; plus the max error
 // of each output against the float64 reference, and the planted seq4 mutant.

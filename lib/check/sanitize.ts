@@ -42,13 +42,15 @@ export async function sanitizeWorkload(backend: Backend, log: (line: string) => 
       launches++;
     }
   }
-  for (const [Dk, T] of [[128, 37], [64, 5]] as const) {
-    const c = { name: 'sanitize', T, Hk: 2, Hv: 4, Dk, Dv: Dk, convDtype: 'bf16' as const, gateDtype: 'bf16' as const, qkvDtype: 'bf16' as const,
+  // bf16 and f32 rows at Dk = 128 (the token-tile arms load them differently: vec-tile moves a bf16 row
+  // in one 16-byte load per lane, an f32 row in two), and Dk = 64 (every arm falls back to tree).
+  for (const [Dk, T, dt] of [[128, 37, 'bf16'], [128, 37, 'f32'], [64, 5, 'bf16']] as const) {
+    const c = { name: 'sanitize', T, Hk: 2, Hv: 4, Dk, Dv: Dk, convDtype: dt, gateDtype: 'bf16' as const, qkvDtype: dt,
       packedWidth: 11, bOffset: 3, aOffset: 7, seed: 5 };
     const pin = makePostconvInputs(c);
     for (const arm of postconv.postconvArms()) {
       const r = await postconv.forward(pin, { ...c, arm, backend });
-      log(`postconv ${arm} Dk=${Dk} (ran ${r.arm})`);
+      log(`postconv ${arm} Dk=${Dk} ${dt} (ran ${r.arm})`);
       r.release();
       launches++;
     }

@@ -113,7 +113,7 @@ export interface PostconvResult {
   g: Tensor;
   beta: Tensor;
   requested: PostconvArm;
-  /** The arm that ran (after its fallback rule: token-tile and seq4 run tree unless Dk = Dv = 128). */
+  /** The arm that ran (after its fallback rule: token-tile, seq4 and vec-tile run tree unless Dk = Dv = 128). */
   arm: PostconvArm;
   /** True when the arm that ran is a planted mutant (its registry entry's flag). */
   mutant: boolean;

@@ -206,3 +206,19 @@ describe('lib/check: verdicts are computed', function () {
     assert.ok(long.every((c) => c.lengths.some((l) => l > 2 * 64)), 'several programs in a sequence');
   });
 });
+
+// The workload bench/gpu-session.sh runs under compute-sanitizer: on the host it must reach every arm it
+// claims to launch (a registry arm left out would never be sanitized on the GPU).
+describe('check sanitize: the workload launches every arm it names', function () {
+  this.timeout(60000);
+  it('every post-conv arm at Dk = 128 in bf16 and f32 (running itself) and at Dk = 64 (falling back to tree)', async () => {
+    const { sanitizeWorkload } = await import('../../lib/check/sanitize');
+    const lines: string[] = [];
+    const n = await sanitizeWorkload(host(), (l) => lines.push(l));
+    assert.equal(n, lines.length, 'one log line per launch');
+    for (const arm of postconvOps.postconvArms()) {
+      for (const dt of ['bf16', 'f32']) assert.ok(lines.includes(`postconv ${arm} Dk=128 ${dt} (ran ${arm})`), `${arm} ${dt} ran itself`);
+      assert.ok(lines.includes(`postconv ${arm} Dk=64 bf16 (ran tree)`), `${arm} at Dk = 64`);
+    }
+  });
+});

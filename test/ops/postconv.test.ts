@@ -4,23 +4,31 @@ import * as postconv from '../../lib/ops/postconv';
 import { checkPostconv, postconvErrorBound, postconvMatrix, makePostconvInputs, runSeq4Mutant, OUTPUTS, PostconvCase } from '../../lib/check/postconv';
 import { auditExactness } from '../../lib/analysis/audit';
 import { countBitMismatches } from '../../lib/check/bits';
+import { arms } from '../../lib/ops/arms';
 import { forEachBackend, noteCrossBackend, openBackend } from '../backends';
 
 forEachBackend((backend, kind) => {
-  describe('post-conv: token-tile == tree on q, k, v, g and beta, bit for bit', function () {
+  describe('post-conv: every built-in arm == tree on q, k, v, g and beta, bit for bit', function () {
     this.timeout(300000);
     // The quick matrix (T up to 128) in full, and T = 2048 once per head layout.
     const cases = [
       ...postconvMatrix({ quick: true }),
       ...postconvMatrix().filter((c) => c.T === 2048 && c.convDtype === 'bf16' && c.gateDtype === 'bf16' && c.qkvDtype === 'bf16'),
     ];
+    // Every built-in arm that must equal the tree (all of them need Dk = Dv = 128 and fall back otherwise).
+    const candidateArms = arms('postconv').filter((a) => !a.reference && !a.mutant && !a.user).map((a) => a.name);
+    it('the candidates are the registry\'s', () => assert.deepEqual(candidateArms, ['token-tile', 'vec-tile']));
     for (const c of cases) {
       it(c.name, async () => {
         const report = await checkPostconv({ backend: backend(), hostBackend: kind === 'cuda' ? openBackend('host') : undefined, cases: [c] });
-        const tt = report.results.find((r) => r.arm === 'token-tile')!;
-        assert.deepEqual(tt.mismatches, { q: 0, k: 0, v: 0, g: 0, beta: 0 });
         const fallback = c.Dk !== 128 || c.Dv !== 128;
-        assert.equal(tt.armRan, fallback ? 'tree' : 'token-tile');
+        for (const arm of candidateArms) {
+          const r = report.results.find((x) => x.arm === arm);
+          assert.ok(r, `${arm} ran in the check`);
+          assert.deepEqual(r.mismatches, { q: 0, k: 0, v: 0, g: 0, beta: 0 }, arm);
+          assert.equal(r.armRan, fallback ? 'tree' : arm);
+        }
+        assert.deepEqual(report.failures, []);
         const tree = report.results.find((r) => r.arm === 'tree')!;
         assert.equal(tree.ok, true, 'the tree row is ok only when every output is within its bound of the float64 reference');
         for (const o of OUTPUTS) {

@@ -1,7 +1,7 @@
 // postconv_plan.cpp — validation and launch planning of the post-conv op (docs/SPEC.md §6).
 //
 // gdn::postconv_plan checks every field of gdn_postconv_args and says what will run: the arm after
-// its registry entry's fallback rule (token-tile and seq4 need Dk = Dv = 128, else the tree runs),
+// its registry entry's fallback rule (token-tile, seq4 and vec-tile need Dk = Dv = 128, else the tree runs),
 // threads per block, shared memory and the grid of the arm's layout. Both backends launch exactly
 // this plan, so the host replays the GPU's index space.
 #include "common/postconv_plan.h"
@@ -49,6 +49,7 @@ postconv::Params make_params(const gdn_postconv_args& a) {
   p.g = addr_ptr<float>(a.g);
   p.beta = addr_ptr<float>(a.beta);
   p.vec16 = ((a.conv_out | a.v) % 16 == 0) ? 1 : 0;
+  p.qkv_vec16 = ((a.conv_out | a.q | a.k | a.v) % 16 == 0) ? 1 : 0;
   return p;
 }
 

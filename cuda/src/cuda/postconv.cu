@@ -1,7 +1,7 @@
 // postconv.cu — the post-conv op on the CUDA backend: every arm of common/arms/postconv_list.h
 // through the generic kernel of cuda/arm_launch.cuh (tree: a shared-memory tree per (token, head
 // slot); token-tile: lane folds and xor shuffles per (head slot, 16 tokens); seq4: the planted
-// mutant), and the launch by arm id.
+// mutant; vec-tile: the token tile with 16-byte q/k rows), and the launch by arm id.
 #include "cuda/arm_launch.cuh"
 
 namespace gdn {

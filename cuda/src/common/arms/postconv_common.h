@@ -76,6 +76,7 @@ struct Params {
   float* g;                  // [T, Hv]
   float* beta;               // [T, Hv]
   int32_t vec16;             // 1: conv_out and v are 16-byte aligned (token tile: vector value copies)
+  int32_t qkv_vec16;         // 1: conv_out, q, k and v are 16-byte aligned (vec-tile: vectors for every head)
 };
 
 // ----------------------------------------------------------------- head slots

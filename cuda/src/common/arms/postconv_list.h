@@ -4,8 +4,10 @@
 #include "common/arms/postconv_tree.h"
 #include "common/arms/postconv_token_tile.h"
 #include "common/arms/postconv_seq4.h"
+#include "common/arms/postconv_vec_tile.h"
 
 #define GDN_POSTCONV_ARM_LIST(X) \
   X(postconv::ArmTree)           \
   X(postconv::ArmTokenTile)      \
-  X(postconv::ArmSeq4)
+  X(postconv::ArmSeq4)           \
+  X(postconv::ArmVecTile)
