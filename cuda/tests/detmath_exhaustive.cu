@@ -18,6 +18,12 @@
 //   NAME: exp silu softplus sigmoid log1p (production, kArithVersion), silu-exp (the exp pieces
 //   inside version 2's SiLU, as one exp) or v1-silu (version 1's SiLU). The requirement for a
 //   function a new version changes (docs/BENCHMARKS.md): within 2 ulps on every input.
+//
+// The bf16 SiLU shortcut (GPU only; docs/SPEC.md §9.2):
+//   ./detmath_exhaustive shortcut        -> every x with |x| <= 80: how many silu_bf16_shortcut accepts,
+//                                           how many of those round to another bf16 than gdn_silu (exit 1
+//                                           unless 0), and the largest f32 distance from gdn_silu for
+//                                           |x| < 8 (exit 1 when above kSiluShortcutSlack)
 #include "detmath.h"
 
 #include <array>
@@ -78,6 +84,42 @@ __global__ void sums_kernel(unsigned long long* sums) {
   for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (1ull << 32); i += (uint64_t)gridDim.x * blockDim.x)
     accumulate((uint32_t)i, acc);
   for (int f = 0; f < kSums; ++f) atomicAdd(&sums[f], acc[f]);
+}
+
+// ----------------------------------------------------------------- the bf16 SiLU shortcut (GPU only)
+// silu_bf16_shortcut over every x with |x| <= 80 (gdn_silu_fast_range: where the arms call it):
+//   [0] accepted inputs, [1] accepted inputs whose bf16 rounding differs from gdn_silu's (must be 0),
+//   [2] inputs in the range, [3] largest |bits(ya) - bits(gdn_silu)| over accepted-range inputs
+//       (|x| < kSiluShortcutRange, both normal, same sign: the slack the rounding test relies on),
+//   [4] the first accepted input that was wrong (0 if none).
+__global__ void shortcut_kernel(unsigned long long* out) {
+  unsigned long long acc = 0, wrong = 0, in_range = 0, maxd = 0, first_wrong = 0;
+  for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (1ull << 32); i += (uint64_t)gridDim.x * blockDim.x) {
+    const float x = f32_from_bits((uint32_t)i);
+    if (!gdn_silu_fast_range(x)) continue;
+    ++in_range;
+    const float yd = gdn_silu_fast(x);
+    float ya;
+    const bool ok = silu_bf16_shortcut(x, &ya);
+    const uint32_t ba = f32_bits(ya), bd = f32_bits(yd);
+    if (fabsf(x) < kSiluShortcutRange && (ba >> 31) == (bd >> 31) && (ba & 0x7fffffffu) >= 0x00800000u &&
+        (bd & 0x7fffffffu) >= 0x00800000u) {
+      const unsigned long long d = ba > bd ? ba - bd : bd - ba;
+      if (d > maxd) maxd = d;
+    }
+    if (ok) {
+      ++acc;
+      if (f32_to_bf16(ya) != f32_to_bf16(yd)) {
+        ++wrong;
+        first_wrong = i;
+      }
+    }
+  }
+  atomicAdd(&out[0], acc);
+  atomicAdd(&out[1], wrong);
+  atomicAdd(&out[2], in_range);
+  atomicMax(&out[3], maxd);
+  if (first_wrong) atomicMax(&out[4], first_wrong);
 }
 #endif
 
@@ -196,6 +238,23 @@ int main(int argc, char** argv) {
     }
     std::printf("arith-v%d: %d of %d checksums differ\n", kArithVersion, bad, kSums);
     return bad == 0 ? 0 : 1;
+  }
+  if (argc == 2 && std::strcmp(argv[1], "shortcut") == 0) {
+    unsigned long long* d;
+    unsigned long long h[5];
+    if (cudaMalloc(&d, sizeof h) != cudaSuccess) return 2;
+    cudaMemset(d, 0, sizeof h);
+    shortcut_kernel<<<8192, 256>>>(d);
+    if (cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost) != cudaSuccess) return 2;
+    cudaDeviceProp prop;
+    cudaGetDeviceProperties(&prop, 0);
+    std::printf("silu_bf16_shortcut on %s (sm_%d%d), every x with |x| <= 80: %llu inputs, %llu accepted (%.4f%%), "
+                "%llu accepted with a bf16 other than gdn_silu's%s; largest distance to gdn_silu for |x| < %g: %llu "
+                "f32 ulps (slack %u)\n",
+                prop.name, prop.major, prop.minor, h[2], h[0], 100.0 * (double)h[0] / (double)h[2], h[1],
+                h[1] ? " (FAIL)" : "", (double)kSiluShortcutRange, h[3], kSiluShortcutSlack);
+    if (h[1]) std::printf("an accepted input that was wrong: %08llx\n", h[4]);
+    return h[1] == 0 && h[3] <= kSiluShortcutSlack ? 0 : 1;
   }
 #endif
   std::fprintf(stderr, "usage: %s host | gpu SUM1 .. SUM%d | accuracy NAME\n", argv[0], kSums);

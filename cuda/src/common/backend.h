@@ -37,6 +37,9 @@ struct gdn_backend {
   std::string last_error;
 
   void* cuda = nullptr;  // CUDA backend state (cuda/cuda_backend.cu), null on the host backend
+  // The GPU may take silu_bf16_shortcut (common/detmath.h): set by the CUDA backend on compute
+  // capability 9.0 only; false on the host.
+  bool silu_shortcut = false;
 };
 
 namespace gdn {

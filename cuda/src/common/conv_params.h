@@ -52,6 +52,8 @@ struct Params {
   float* state;       // [N, C, K-1]
   void* out;          // [T, C] TO
   const int32_t* programs;  // exact mappings: (sequence, chunk) pairs, program y at [2y, 2y+1]
+  int32_t silu_shortcut;    // 1: bf16 out on a GPU that may take silu_bf16_shortcut (detmath.h; the
+                            // backend's flag, compute capability 9.0 only); 0 on the host
 };
 
 // ----------------------------------------------------------------- loads and stores

@@ -312,6 +312,7 @@ gdn_status conv_plan(gdn_backend* b, const gdn_conv_args* a, ConvPlan* plan) {
   p.state = addr_ptr<float>(a->conv_state);
   p.out = addr_ptr<void>(a->out);
   p.programs = plan->programs.empty() ? nullptr : plan->programs.data();  // the CUDA backend replaces it
+  p.silu_shortcut = b->silu_shortcut && a->out_dtype == GDN_BF16 ? 1 : 0;  // arms that offer it: stream-mufu
   plan->combo = 2 * (a->x_dtype == GDN_BF16) + (a->out_dtype == GDN_BF16);
   plan->build = a->mutant != GDN_CONV_MUTANT_NONE ? 1 : 0;
   plan->variant = plan->arm->variant_for(&p);

@@ -278,6 +278,48 @@ GDN_HD inline float gdn_silu_wide(float x) {
 // Hot paths test gdn_silu_fast_range themselves (once per group of values) and call gdn_silu_fast.
 GDN_HD inline float gdn_silu(float x) { return gdn_silu_fast_range(x) ? gdn_silu_fast(x) : gdn_silu_wide(x); }
 
+// ----------------------------------------------------------------- SiLU for a bf16 store: a GPU shortcut
+// Not another arithmetic: a way for a GPU to reach round_bf16(gdn_silu(x)) with fewer instructions
+// (docs/SPEC.md §9.2). ya = x · rcp.approx(1 + ex2.approx(−x·log2e)) is within a few dozen f32 ulps of
+// gdn_silu(x) for |x| < 8; bf16 keeps 16 fewer bits, so ya's bf16 rounding is gdn_silu's unless a
+// rounding boundary lies within that distance. The test accepts ya only when it is a normal number, |x|
+// < 8, and no boundary lies within kSiluShortcutSlack f32 ulps (bit steps) of it: the magnitude's low 16
+// bits are more than slack + 1 away from 0x8000, where round-to-nearest-even moves to the next bf16.
+// Rounding is monotonic in the bits, so then every value within the slack rounds to ya's bf16. The
+// caller computes gdn_silu otherwise (about 0.1% of values, 66 of every 65,536 bit patterns).
+// The slack is an empirical bound on this GPU's approximations, so cuda/tests/detmath_exhaustive.cu
+// (mode shortcut) runs every x of the fast range on the GPU and counts accepted values whose bf16
+// differs from gdn_silu's (must be 0) and the largest distance seen; the CUDA backend enables the
+// shortcut only on the architecture where that test ran (compute capability 9.0; conv::Params
+// silu_shortcut). The result is ya itself, meant only for a bf16 store: its f32 bits are not gdn_silu's.
+// GDN_SILU_SHORTCUT_SLACK / _RANGE exist only so that detmath_exhaustive can be built with a planted
+// slack or range and shown to fail (docs/TESTING.md); the library never sets them.
+#ifndef GDN_SILU_SHORTCUT_SLACK
+#define GDN_SILU_SHORTCUT_SLACK 32
+#endif
+#ifndef GDN_SILU_SHORTCUT_RANGE
+#define GDN_SILU_SHORTCUT_RANGE 8.0f
+#endif
+constexpr uint32_t kSiluShortcutSlack = GDN_SILU_SHORTCUT_SLACK;
+constexpr float kSiluShortcutRange = GDN_SILU_SHORTCUT_RANGE;
+#if defined(__CUDACC__)
+__device__ __forceinline__ bool silu_bf16_shortcut(float x, float* y) {
+#if defined(__CUDA_ARCH__)
+  float e, r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(x * -1.44269502162933349609375f));
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(1.0f + e));
+  const float ya = x * r;
+  const uint32_t m = f32_bits(ya) & 0x7fffffffu;
+  *y = ya;
+  return fabsf(x) < kSiluShortcutRange && m - 0x00800000u < 0x7f000000u &&
+         (m & 0xffffu) - (0x8000u - kSiluShortcutSlack - 1u) > 2u * kSiluShortcutSlack + 1u;
+#else
+  *y = x;  // nvcc's host pass of a __device__ function: never run
+  return false;
+#endif
+}
+#endif
+
 // docs/SPEC.md §6: softplus(x) = x for x > 20, else log1p(exp(x)).
 GDN_HD inline float gdn_softplus(float x) {
   if (is_nan(x)) return canonical_nan();

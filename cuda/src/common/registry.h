@@ -28,7 +28,7 @@ bool family_of_op(int32_t op, Family* family);
 const char* family_name(Family family);  // "conv", "conv update", "post-conv", "fused"
 
 constexpr int kMaxCombos = 8;    // dtype combinations of a family (post-conv: 2 x 2 x 2)
-constexpr int kMaxVariants = 4;  // compile-time variants of one arm
+constexpr int kMaxVariants = 6;  // compile-time variants of one arm
 constexpr int kBuilds = 2;       // 0: production, 1: planted mutants (conv only)
 
 struct Entry;

@@ -101,6 +101,14 @@ gdn_status open(gdn_backend* b, int32_t ordinal) {
   if (st == GDN_OK) st = cuda_check(nullptr, cudaEventCreate(&cs->ev_stop), "cudaEventCreate");
   if (st == GDN_OK) st = cuda_check(nullptr, cudaDeviceGetAttribute(&cs->l2_bytes, cudaDevAttrL2CacheSize, ordinal), "L2 size");
   if (st == GDN_OK) {
+    int major = 0, minor = 0;
+    st = cuda_check(nullptr, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ordinal), "compute capability");
+    if (st == GDN_OK) st = cuda_check(nullptr, cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, ordinal), "compute capability");
+    // The architecture where cuda/tests/detmath_exhaustive.cu (mode shortcut) proved silu_bf16_shortcut
+    // over every input (docs/SPEC.md §9.2); elsewhere the arms that offer it take gdn_silu.
+    b->silu_shortcut = major == 9 && minor == 0;
+  }
+  if (st == GDN_OK) {
     constexpr size_t kPinned = 64 << 10;
     if (cudaMallocHost(&cs->pinned, kPinned) == cudaSuccess) cs->pinned_bytes = kPinned;
     else {

@@ -47,6 +47,21 @@ struct TileSilu {
   static GDN_HDI float any(float x) { return gdn_silu(x); }
 };
 
+// SiLU for a bf16 store (arm stream-mufu): on the GPU, silu_bf16_shortcut's value where its rounding
+// test accepts it (its bf16 rounding is then gdn_silu's), else gdn_silu_fast; on the host always
+// gdn_silu_fast. Only for values that are stored as bf16 and nothing else.
+struct Bf16ShortcutSilu {
+  static GDN_HDI bool fast_range(float x) { return gdn_silu_fast_range(x); }
+  static GDN_HDI float fast(float x) {
+#if defined(__CUDA_ARCH__)
+    float y;
+    if (silu_bf16_shortcut(x, &y)) return y;
+#endif
+    return gdn_silu_fast(x);
+  }
+  static GDN_HDI float any(float x) { return gdn_silu(x); }
+};
+
 // SiLU in place over a group of R x N pre-activations: the common case as straight-line code when `fast`
 // (every value within gdn_silu_fast_range, tested by the caller once for the group), else S::any for all
 // (the same function): two loops rather than a select per value.

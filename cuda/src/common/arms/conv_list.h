@@ -13,6 +13,7 @@
 #include "common/arms/conv_reg_k4_c16.h"
 #include "common/arms/conv_tile.h"
 #include "common/arms/conv_stream.h"
+#include "common/arms/conv_stream_mufu.h"
 
 #define GDN_CONV_ARM_LIST(X) \
   X(conv::ArmScalar)         \
@@ -23,4 +24,5 @@
   X(conv::ArmVec)            \
   X(conv::ArmRegK4C16)       \
   X(conv::ArmTile)           \
-  X(conv::ArmStream)
+  X(conv::ArmStream)         \
+  X(conv::ArmStreamMufu)
