@@ -9,7 +9,6 @@ import { forwardSync, ConvArm, ConvMapping, ConvMutant, ConvResult, Schedule } f
 import { arms, referenceArm } from '../ops/arms';
 import { convReference, maxError, CONV_TOLERANCE } from '../reference/conv';
 import { checkRoundingStore, countBitMismatches } from './bits';
-import { userArm } from '../arms/registry';
 
 export interface ConvCase {
   name: string;
@@ -160,7 +159,7 @@ export interface ArmMapping {
 export function allArmMappings(): ArmMapping[] {
   const list: ArmMapping[] = [];
   // Arms registered at run time count while they are defined in this process (lib/arms).
-  for (const a of arms('conv').filter((x) => !x.reference && !x.mutant && (!x.user || userArm('conv', x.name)))) {
+  for (const a of arms('conv').filter((x) => !x.reference && !x.mutant)) {  // user arms only while defined
     for (const mapping of a.mappings.filter((m) => m !== 'exact-racy')) list.push({ arm: a.name, mapping });
   }
   return list;

@@ -122,7 +122,8 @@ export async function checkPostconv(opts: {
 }): Promise<PostconvCheckReport> {
   const cases = opts.cases ?? postconvMatrix();
   // Default: every registered arm that must equal the tree (neither the reference nor a planted mutant).
-  const arms = opts.arms ?? armTable('postconv').filter((a) => !a.reference && !a.mutant && (!a.user || userArm('postconv', a.name))).map((a) => a.name);
+  // armTable lists user arms only while they are defined.
+  const arms = opts.arms ?? armTable('postconv').filter((a) => !a.reference && !a.mutant).map((a) => a.name);
   const mutants = new Set(armTable('postconv').filter((a) => a.mutant).map((a) => a.name));
   const results: PostconvCaseResult[] = [];
   const crossBackend: PostconvCheckReport['crossBackend'] = [];

@@ -194,21 +194,29 @@ GDN_HD inline void stream_thread(const Params& p, int64_t bx, int64_t by, int ti
   lane.write_state(p, s, c0, kMut && mutant == kStateFromOutput);
 }
 
+// The stream arms' window variants with SiLU policy S: 0: K = 4 fixed (Qwen3.5's kernel); 1: K < 4 in a
+// 4-slot window; 2: K > 4 in kMaxK slots.
+constexpr int kStreamWindowVariants = 3;
+GDN_HD inline int stream_window_variant(const Params& p) { return p.K == 4 ? 0 : p.K < 4 ? 1 : 2; }
+template <class TX, class TO, class M, int WV, class S, class Ctx>
+GDN_HD inline void stream_window_body(const Params& p, Ctx& t) {
+  if constexpr (WV == 0) stream_thread<TX, TO, M, 4, 4, kStreamV, kStreamR, kStreamThreads, S>(p, t.bx(), t.by(), t.tid(), t.shared());
+  else if constexpr (WV == 1) stream_thread<TX, TO, M, 4, 0, kStreamV, kStreamR, kStreamThreads, S>(p, t.bx(), t.by(), t.tid(), t.shared());
+  else stream_thread<TX, TO, M, kMaxK, 0, kStreamV, kStreamR, kStreamThreads, S>(p, t.bx(), t.by(), t.tid(), t.shared());
+}
+
 struct ArmStream {
   static constexpr ArmSpec spec = {
       "stream", "tile's lanes, rows in groups of 4 with a constant-indexed window and one SiLU range test per group; 32-token programs on short-sequence batches",
       kStreamThreads, kStreamMinBlocks, kStreamChannels, kStreamChunk, kAllMappings,
       stream_ring_shared(kStreamThreads, kStreamRing), 0, 0, GDN_ARM_REQ_VEC8,
       GDN_CONV_REG, 0, kThreadsFixed, kLayoutNone, kStreamShortBatchChunk};
-  // 0: K = 4 fixed (Qwen3.5's kernel); 1: K < 4 in a 4-slot window; 2: K > 4 in kMaxK slots.
-  static constexpr int kVariants = 3;
-  static int variant(const Params& p) { return p.K == 4 ? 0 : p.K < 4 ? 1 : 2; }
+  static constexpr int kVariants = kStreamWindowVariants;  // stream_window_variant
+  static int variant(const Params& p) { return stream_window_variant(p); }
 
   template <class TX, class TO, class M, int V, class Ctx>
   GDN_HD static void body(const Params& p, Ctx& t) {
-    if constexpr (V == 0) stream_thread<TX, TO, M, 4, 4>(p, t.bx(), t.by(), t.tid(), t.shared());
-    else if constexpr (V == 1) stream_thread<TX, TO, M, 4, 0>(p, t.bx(), t.by(), t.tid(), t.shared());
-    else stream_thread<TX, TO, M, kMaxK, 0>(p, t.bx(), t.by(), t.tid(), t.shared());
+    stream_window_body<TX, TO, M, V, TileSilu>(p, t);
   }
 };
 

@@ -25,26 +25,21 @@ struct ArmStreamMufu {
       kStreamThreads, kStreamMinBlocks, kStreamChannels, kStreamChunk, kAllMappings,
       stream_ring_shared(kStreamThreads, kStreamRing), 0, 0, GDN_ARM_REQ_VEC8,
       GDN_CONV_REG, 0, kThreadsFixed, kLayoutNone, kStreamShortBatchChunk};
-  // As `stream` (0: K = 4 fixed; 1: K < 4 in a 4-slot window; 2: K > 4 in kMaxK slots), and the same three
-  // with the shortcut (3..5) when the plan allows it: a kernel holds one SiLU policy, not a branch
-  // between two (which spilled at the 72-register cap).
-  static constexpr int kVariants = 2 * ArmStream::kVariants;
-  static int variant(const Params& p) { return ArmStream::variant(p) + (p.silu_shortcut ? ArmStream::kVariants : 0); }
+  // stream's window variants (0..2), and the same three with the shortcut (3..5) when the plan allows
+  // it: a kernel holds one SiLU policy, not a branch between two (which spilled at the 72-register cap).
+  static constexpr int kVariants = 2 * kStreamWindowVariants;
+  static int variant(const Params& p) { return stream_window_variant(p) + (p.silu_shortcut ? kStreamWindowVariants : 0); }
 
   template <class TX, class TO, class M, int V, class Ctx>
   GDN_HD static void body(const Params& p, Ctx& t) {
-    constexpr int W = V % 3;  // the window variant
     // The host compiles variants 3..5 with TileSilu too (it never takes the shortcut, and the same
     // instantiation as 0..2 costs no compile time).
 #if defined(__CUDACC__)
-    constexpr bool kShortcut = V >= 3 && std::is_same<TO, bf16_bits>::value && !M::kPlanted;
+    constexpr bool kShortcut = V >= kStreamWindowVariants && std::is_same<TO, bf16_bits>::value && !M::kPlanted;
 #else
     constexpr bool kShortcut = false;
 #endif
-    using S = std::conditional_t<kShortcut, Bf16ShortcutSilu, TileSilu>;
-    if constexpr (W == 0) stream_thread<TX, TO, M, 4, 4, kStreamV, kStreamR, kStreamThreads, S>(p, t.bx(), t.by(), t.tid(), t.shared());
-    else if constexpr (W == 1) stream_thread<TX, TO, M, 4, 0, kStreamV, kStreamR, kStreamThreads, S>(p, t.bx(), t.by(), t.tid(), t.shared());
-    else stream_thread<TX, TO, M, kMaxK, 0, kStreamV, kStreamR, kStreamThreads, S>(p, t.bx(), t.by(), t.tid(), t.shared());
+    stream_window_body<TX, TO, M, V % kStreamWindowVariants, std::conditional_t<kShortcut, Bf16ShortcutSilu, TileSilu>>(p, t);
   }
 };
 

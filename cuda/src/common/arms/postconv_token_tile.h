@@ -23,12 +23,28 @@ GDN_HDI float load_ro(const float* p) {
   return *p;
 #endif
 }
-GDN_HDI float load_ro(const uint16_t* p) {
+GDN_HDI uint16_t load_ro_bits(const uint16_t* p) {
 #if defined(__CUDA_ARCH__)
-  return to_f32(__ldg(p));
+  return __ldg(p);
 #else
-  return to_f32(*p);
+  return *p;
 #endif
+}
+GDN_HDI float load_ro(const uint16_t* p) { return to_f32(load_ro_bits(p)); }
+
+// 16 bytes at a 16-byte aligned src as four words (eight bf16, the first in the low half of w[0]):
+// one 16-byte load on the GPU, memcpy on the host.
+GDN_HDI void load16_words(const uint16_t* src, uint32_t w[4]) {
+#if defined(__CUDA_ARCH__)
+  const uint4 v = __ldg(reinterpret_cast<const uint4*>(src));
+  w[0] = v.x; w[1] = v.y; w[2] = v.z; w[3] = v.w;
+#else
+  std::memcpy(w, src, 16);
+#endif
+}
+// bf16 element e of packed words w, widened exactly.
+GDN_HDI float bf16_word_at(const uint32_t* w, int e) {
+  return to_f32((uint16_t)((e & 1) ? (w[e / 2] >> 16) : (w[e / 2] & 0xffffu)));
 }
 
 // Eight consecutive elements. vec (16-byte aligned): one 16-byte access for bf16, two for f32 on the
@@ -51,17 +67,9 @@ GDN_HDI void tile_load8(const float* src, float x[8], bool vec) {
 GDN_HDI void tile_load8(const uint16_t* src, float x[8], bool vec) {
   if (vec) {
     uint32_t words[4];
-#if defined(__CUDA_ARCH__)
-    const uint4 w = __ldg(reinterpret_cast<const uint4*>(src));
-    words[0] = w.x; words[1] = w.y; words[2] = w.z; words[3] = w.w;
-#else
-    std::memcpy(words, src, 16);
-#endif
+    load16_words(src, words);
     GDN_UNROLL
-    for (int i = 0; i < 4; ++i) {
-      x[2 * i] = to_f32((uint16_t)(words[i] & 0xffffu));
-      x[2 * i + 1] = to_f32((uint16_t)(words[i] >> 16));
-    }
+    for (int e = 0; e < 8; ++e) x[e] = bf16_word_at(words, e);
   } else {
     GDN_UNROLL
     for (int i = 0; i < 8; ++i) x[i] = load_ro(src + i);
@@ -101,6 +109,11 @@ constexpr int kChunk = 8;
 constexpr int kRowChunks = kTileD / kChunk;                  // 16
 constexpr int kLaneChunks = kWarpTokens * kRowChunks / 32;  // 2
 
+// The block of every token-tile-layout arm (kLayoutTileSlots): the gate slot, or one warp's tokens of a
+// value head (TokenTileBody::value_warp) or of a q/k head (Arm::qk_warp<TC, TQ, kVec>: the arm's own).
+template <class Arm, class TC, class TQ, class TG, int V, class Ctx>
+GDN_HD inline void tile_block(const Params& p, Ctx& t);
+
 // x[j][m] is loaded and read under the same warp-uniform `j < tokens`; GCC cannot see that.
 #if defined(__GNUC__) && !defined(__CUDA_ARCH__) && !defined(__clang__)
 #pragma GCC diagnostic push
@@ -114,8 +127,9 @@ struct TokenTileBody {
   // q/k slot, one warp, `tokens` (<= 4, warp-uniform) tokens from tw. Lane l loads features l, l+32,
   // l+64, l+96 of every token first (16 independent loads in flight), then per token: the lane fold,
   // five xor-shuffle levels 16..1, l2_inv, and the stores. Measured on an H200, these lane-strided
-  // loads beat staging the rows through shared memory with 16-byte vectors (by 2-5%).
-  template <class TC, class TQ, class Ctx>
+  // loads beat staging the rows through shared memory with 16-byte vectors (by 2-5%). The loads are
+  // element loads whatever the variant (kVec is tile_block's common signature; vec-tile uses it).
+  template <class TC, class TQ, bool kVec, class Ctx>
   GDN_HD static void qk_warp(const Params& p, const Slot& s, int64_t tw, int tokens, int lane, Ctx& t) {
     const TC* src = static_cast<const TC*>(p.conv) + tw * p.C + s.src_col + lane;
     TQ* dst = static_cast<TQ*>(s.dst) + tw * s.dst_row + s.dst_col + lane;
@@ -163,26 +177,31 @@ struct TokenTileBody {
   // 16 blocks (64 warps) per SM without spills.
   template <class TC, class TQ, class TG, class M, int V, class Ctx>
   GDN_HD static void body(const Params& p, Ctx& t) {
-    const TileBlock b = tile_block_coords(p, (uint32_t)t.bx(), (uint32_t)t.by(), (uint32_t)t.grid_y());
-    const Slot s = decode_slot(p, b.slot);
-    const int64_t t0 = b.tile * kTileTokens;
-    if (s.kind == kSlotGates) {
-      tile_gates_thread<TG>(p, t0, t.tid());
-      return;
-    }
-    const int warp = t.warp();
-    const int lane = t.lane();
-    const int64_t tw = t0 + (int64_t)warp * kWarpTokens;
-    const int tokens = tile_tokens(p, tw, kWarpTokens);  // warp-uniform: every lane takes part in the shuffles
-    if (tokens == 0) return;
-    if (s.kind == kSlotV) value_warp<TC, TQ, V == 1>(p, s, tw, tokens, lane);
-    else qk_warp<TC, TQ>(p, s, tw, tokens, lane, t);
+    tile_block<TokenTileBody, TC, TQ, TG, V>(p, t);
   }
 };
 
 #if defined(__GNUC__) && !defined(__CUDA_ARCH__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
+
+template <class Arm, class TC, class TQ, class TG, int V, class Ctx>
+GDN_HD inline void tile_block(const Params& p, Ctx& t) {
+  const TileBlock b = tile_block_coords(p, (uint32_t)t.bx(), (uint32_t)t.by(), (uint32_t)t.grid_y());
+  const Slot s = decode_slot(p, b.slot);
+  const int64_t t0 = b.tile * kTileTokens;
+  if (s.kind == kSlotGates) {
+    tile_gates_thread<TG>(p, t0, t.tid());
+    return;
+  }
+  const int warp = t.warp();
+  const int lane = t.lane();
+  const int64_t tw = t0 + (int64_t)warp * kWarpTokens;
+  const int tokens = tile_tokens(p, tw, kWarpTokens);  // warp-uniform: every lane takes part in the shuffles
+  if (tokens == 0) return;
+  if (s.kind == kSlotV) TokenTileBody<false>::value_warp<TC, TQ, V == 1>(p, s, tw, tokens, lane);
+  else Arm::template qk_warp<TC, TQ, V == 1>(p, s, tw, tokens, lane, t);
+}
 
 struct ArmTokenTile : TokenTileBody<false> {
   static constexpr ArmSpec spec = {

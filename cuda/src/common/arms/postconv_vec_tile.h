@@ -56,9 +56,6 @@ struct Row8<float> {
   }
 };
 
-GDN_HDI float bf16_word_at(const uint32_t* w, int e) {
-  return to_f32((uint16_t)((e & 1) ? (w[e / 2] >> 16) : (w[e / 2] & 0xffffu)));
-}
 template <>
 struct Row4<uint16_t> {
   uint32_t w[2];
@@ -76,15 +73,10 @@ struct Row8<uint16_t> {
   uint32_t w[kRowFeatures / 2];
   GDN_HDI void load(const uint16_t* src, bool vec) {
     if (vec) {
-#if defined(__CUDA_ARCH__)
-      const uint4 q = __ldg(reinterpret_cast<const uint4*>(src));
-      w[0] = q.x; w[1] = q.y; w[2] = q.z; w[3] = q.w;
-#else
-      std::memcpy(w, src, 16);
-#endif
+      load16_words(src, w);
     } else {
       GDN_UNROLL
-      for (int i = 0; i < kRowFeatures / 2; ++i) w[i] = (uint32_t)load_bits(src + 2 * i) | ((uint32_t)load_bits(src + 2 * i + 1) << 16);
+      for (int i = 0; i < kRowFeatures / 2; ++i) w[i] = (uint32_t)load_ro_bits(src + 2 * i) | ((uint32_t)load_ro_bits(src + 2 * i + 1) << 16);
     }
   }
   GDN_HDI void zero() {
@@ -97,15 +89,6 @@ struct Row8<uint16_t> {
     r.w[0] = h ? w[2] : w[0];
     r.w[1] = h ? w[3] : w[1];
     return r;
-  }
-
- private:
-  GDN_HDI static uint16_t load_bits(const uint16_t* p) {
-#if defined(__CUDA_ARCH__)
-    return __ldg(p);
-#else
-    return *p;
-#endif
   }
 };
 
@@ -183,19 +166,7 @@ struct ArmVecTile {
 
   template <class TC, class TQ, class TG, class M, int V, class Ctx>
   GDN_HD static void body(const Params& p, Ctx& t) {
-    const TileBlock b = tile_block_coords(p, (uint32_t)t.bx(), (uint32_t)t.by(), (uint32_t)t.grid_y());
-    const Slot s = decode_slot(p, b.slot);
-    const int64_t t0 = b.tile * kTileTokens;
-    if (s.kind == kSlotGates) {
-      tile_gates_thread<TG>(p, t0, t.tid());
-      return;
-    }
-    const int lane = t.lane();
-    const int64_t tw = t0 + (int64_t)t.warp() * kWarpTokens;
-    const int tokens = tile_tokens(p, tw, kWarpTokens);  // warp-uniform
-    if (tokens == 0) return;
-    if (s.kind == kSlotV) TokenTileBody<false>::value_warp<TC, TQ, V == 1>(p, s, tw, tokens, lane);
-    else qk_warp<TC, TQ, V == 1>(p, s, tw, tokens, lane, t);
+    tile_block<ArmVecTile, TC, TQ, TG, V>(p, t);
   }
 
   static constexpr ArmSpec spec = {
