@@ -318,7 +318,8 @@ function prepare(inputs: ConvInputs, opts: ConvOptions, offsetsPath: OffsetsPath
   for (const k of Object.keys(given)) if (k !== 'out' && k !== 'convState') throw new TypeError(`out.${k}: not an output of conv.forward (expected out or convState)`);
   if (opts.inPlace && given.convState) throw new Error('out.convState: cannot be combined with inPlace (inPlace already updates convState itself)');
   const inputsNamed = [['x', x], ['weight', weight], ['bias', bias], ['queryStartLoc', offsets.given], ['hasInitialState', his], ['convState', state]] as const;
-  const ranges = namedRanges([...inputsNamed, ['out.out', given.out], ['out.convState', given.convState]], backend);
+  // The alias checks' byte ranges, only when an output buffer was given (the common call gives none).
+  const ranges = given.out === undefined && given.convState === undefined ? [] : namedRanges([...inputsNamed, ['out.out', given.out], ['out.convState', given.convState]], backend);
   const givenOut = given.out === undefined ? null : expectOut(given.out, 'out.out', backend, [T, C], outDtype, ranges);
   const givenState = given.convState === undefined ? null : expectOut(given.convState, 'out.convState', backend, [N, C, K - 1], 'f32', ranges);
 
@@ -536,7 +537,7 @@ function prepareUpdate(inputs: ConvUpdateInputs, opts: ConvUpdateOptions): Prepa
   for (const k of Object.keys(given)) if (k !== 'out' && k !== 'state') throw new TypeError(`out.${k}: not an output of conv.update (expected out or state)`);
   if (opts.inPlace && given.state) throw new Error('out.state: cannot be combined with inPlace (inPlace already updates state itself)');
   const inputsNamed = [['x', x], ['weight', weight], ['bias', bias], ['state', state], ['stateIndices', idx]] as const;
-  const ranges = namedRanges([...inputsNamed, ['out.out', given.out], ['out.state', given.state]], backend);
+  const ranges = given.out === undefined && given.state === undefined ? [] : namedRanges([...inputsNamed, ['out.out', given.out], ['out.state', given.state]], backend);
   const givenOut = given.out === undefined ? null : expectOut(given.out, 'out.out', backend, [B, C], outDtype, ranges);
   const givenState = given.state === undefined ? null : expectOut(given.state, 'out.state', backend, state.shape, state.dtype, ranges);
 
