@@ -19,6 +19,7 @@ import { copyOp } from '../ops/copy';
 import { arms as armTable } from '../ops/arms';
 import { revision } from '../provenance';
 import { summarize } from '../analysis/stats';
+import { countDifferingWords } from '../check/bits';
 
 export const HOST_TARGET_X_MEMCPY = 4;
 
@@ -61,16 +62,9 @@ export interface HostBenchOptions {
   log?: (line: string) => void;
 }
 
-function countMismatches(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  if (a.length !== b.length) return Math.max(a.length, b.length);
-  let n = 0;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) n++;
-  return n;
-}
-
 /** Elements differing between each output's bits and its reference's, summed over the outputs. */
 function mismatchesOver(got: ArrayLike<number>[], ref: ArrayLike<number>[]): number {
-  return got.reduce((n, b, i) => n + countMismatches(b, ref[i]), 0);
+  return got.reduce((n, b, i) => n + countDifferingWords(b, ref[i]), 0);
 }
 
 /** Times ops (and a copy of `bytes`) interleaved with rotated order; ms per op: sorted samples. */
@@ -160,7 +154,7 @@ export async function benchHost(opts: HostBenchOptions): Promise<HostReport> {
       ref.release();
       const checked = CONV_CORRECT.map((a) => {
         const r = conv.forwardSync(inputs, { ...a, outDtype: 'bf16', backend });
-        const mismatches = countMismatches(r.out.bits(), refOut) + countMismatches(r.convState.bits(), refState);
+        const mismatches = countDifferingWords(r.out.bits(), refOut) + countDifferingWords(r.convState.bits(), refState);
         r.release();
         return { ...a, mismatches, elements: refOut.length + refState.length };
       });

@@ -18,6 +18,7 @@ import { Backend, NativeOp } from '../backend';
 import { Tensor } from '../tensor';
 import { revision } from '../provenance';
 import { summarize } from '../analysis/stats';
+import { countDifferingWords } from '../check/bits';
 
 export interface OverheadRow {
   op: string;
@@ -222,12 +223,6 @@ export async function benchOverhead(opts: OverheadOptions): Promise<OverheadRepo
   return { bench: 'overhead', ...reportHeader(backend), validated, rows, cache: backend.cacheStats() };
 }
 
-function mismatching(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  let n = Math.abs(a.length - b.length);
-  for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) n++;
-  return n;
-}
-
 export async function overheadCases(backend: Backend, shape: OverheadShape): Promise<{ cases: OverheadCase[]; validated: OverheadReport['validated']; release(): void }> {
   const conv = await import('../ops/conv');
   const postconv = await import('../ops/postconv');
@@ -254,7 +249,7 @@ export async function overheadCases(backend: Backend, shape: OverheadShape): Pro
   {
     const ref = conv.forwardSync(convIn, { ...convOpts, arm: 'scalar', mapping: 'sequence' });
     const got = conv.forwardSync(convIn, convOpts);
-    validated.push({ op: `conv vec T=${T} C=${C}`, mismatches: mismatching(got.out.bits(), ref.out.bits()) + mismatching(got.convState.bits(), ref.convState.bits()), elements: T * C + C * 3 });
+    validated.push({ op: `conv vec T=${T} C=${C}`, mismatches: countDifferingWords(got.out.bits(), ref.out.bits()) + countDifferingWords(got.convState.bits(), ref.convState.bits()), elements: T * C + C * 3 });
     ref.release();
     got.release();
   }
@@ -311,7 +306,7 @@ export async function overheadCases(backend: Backend, shape: OverheadShape): Pro
   {
     const ref = await conv.update(updIn, { arm: 'reference', outDtype: 'bf16', backend });
     const got = await conv.update(updIn, { arm: 'reg', outDtype: 'bf16', backend });
-    validated.push({ op: `conv update reg B=${B} C=${C}`, mismatches: mismatching(got.out.bits(), ref.out.bits()) + mismatching(got.state.bits(), ref.state.bits()), elements: B * C + shape.slots * C * 3 });
+    validated.push({ op: `conv update reg B=${B} C=${C}`, mismatches: countDifferingWords(got.out.bits(), ref.out.bits()) + countDifferingWords(got.state.bits(), ref.state.bits()), elements: B * C + shape.slots * C * 3 });
     ref.release();
     got.release();
   }
@@ -349,7 +344,7 @@ export async function overheadCases(backend: Backend, shape: OverheadShape): Pro
     const ref = await postconv.forward(pcIn, { ...pcOpts, arm: 'tree' });
     const got = await postconv.forward(pcIn, pcOpts);
     const names = ['q', 'k', 'v', 'g', 'beta'] as const;
-    validated.push({ op: `post-conv token-tile T=${T}`, mismatches: names.reduce((n, k) => n + mismatching(got[k].bits(), ref[k].bits()), 0), elements: names.reduce((n, k) => n + got[k].numel, 0) });
+    validated.push({ op: `post-conv token-tile T=${T}`, mismatches: names.reduce((n, k) => n + countDifferingWords(got[k].bits(), ref[k].bits()), 0), elements: names.reduce((n, k) => n + got[k].numel, 0) });
     ref.release();
     got.release();
   }
@@ -392,7 +387,7 @@ export async function overheadCases(backend: Backend, shape: OverheadShape): Pro
     const ref = fused.forwardSync(fuIn, { ...fuOpts, arm: 'head-tile' });
     const got = fused.forwardSync(fuIn, fuOpts);
     const names = ['q', 'k', 'v', 'g', 'beta', 'convState'] as const;
-    validated.push({ op: `fused stream T=${T}`, mismatches: names.reduce((n, k) => n + mismatching(got[k].bits(), ref[k].bits()), 0), elements: names.reduce((n, k) => n + got[k].numel, 0) });
+    validated.push({ op: `fused stream T=${T}`, mismatches: names.reduce((n, k) => n + countDifferingWords(got[k].bits(), ref[k].bits()), 0), elements: names.reduce((n, k) => n + got[k].numel, 0) });
     ref.release();
     got.release();
   }
