@@ -9,6 +9,24 @@
 namespace gdn {
 namespace registry {
 
+// A built-in arm's table entry as its definition gives it (name, contract, variants and the host-side
+// variant choice over the family's Params); each family's file then fills the host bodies.
+template <class Params, class Arm>
+int arm_variant(const void* p) {
+  return Arm::variant(*static_cast<const Params*>(p));
+}
+template <class Params, class Arm>
+Entry arm_entry(int32_t op, int32_t id) {
+  static_assert(Arm::kVariants >= 1 && Arm::kVariants <= kMaxVariants, "variants");
+  Entry e;
+  info_from_spec(Arm::spec, op, id, &e.info);
+  e.threads_rule = Arm::spec.threads_rule;
+  e.short_batch_tokens_per_program = Arm::spec.short_batch_tokens_per_program;
+  e.variants = Arm::kVariants;
+  e.variant = &arm_variant<Params, Arm>;
+  return e;
+}
+
 std::vector<Entry> conv_host_entries();
 std::vector<Entry> update_host_entries();
 std::vector<Entry> postconv_host_entries();

@@ -30,18 +30,8 @@ void fill_conv_combo(Entry& e, int combo) {
   fill_conv_variants<Arm, TX, TO, conv::PlantedMutants>(e, combo, 1);
 }
 template <class Arm>
-int conv_variant(const void* p) {
-  return Arm::variant(*static_cast<const conv::Params*>(p));
-}
-template <class Arm>
 Entry conv_entry(int32_t id) {
-  static_assert(Arm::kVariants >= 1 && Arm::kVariants <= kMaxVariants, "variants");
-  Entry e;
-  info_from_spec(Arm::spec, GDN_OP_CONV, id, &e.info);
-  e.threads_rule = Arm::spec.threads_rule;
-  e.short_batch_tokens_per_program = Arm::spec.short_batch_tokens_per_program;
-  e.variants = Arm::kVariants;
-  e.variant = &conv_variant<Arm>;
+  Entry e = arm_entry<conv::Params, Arm>(GDN_OP_CONV, id);
   fill_conv_combo<Arm, float, float>(e, 0);
   fill_conv_combo<Arm, float, bf16_bits>(e, 1);
   fill_conv_combo<Arm, bf16_bits, float>(e, 2);

@@ -13,16 +13,8 @@ namespace registry {
 namespace {
 
 template <class Arm>
-int fused_variant(const void* p) {
-  return Arm::variant(*static_cast<const fused::Params*>(p));
-}
-template <class Arm>
 Entry fused_entry(int32_t id) {
-  Entry e;
-  info_from_spec(Arm::spec, GDN_OP_FUSED, id, &e.info);
-  e.threads_rule = Arm::spec.threads_rule;
-  e.variants = Arm::kVariants;
-  e.variant = &fused_variant<Arm>;
+  Entry e = arm_entry<fused::Params, Arm>(GDN_OP_FUSED, id);
   fill_fused_variants<Arm, float, float, float>(e, 0);
   fill_fused_variants<Arm, float, float, bf16_bits>(e, 1);
   fill_fused_variants<Arm, float, bf16_bits, float>(e, 2);

@@ -25,16 +25,8 @@ void fill_postconv_variants(Entry& e, int combo) {
   }
 }
 template <class Arm>
-int postconv_variant(const void* p) {
-  return Arm::variant(*static_cast<const postconv::Params*>(p));
-}
-template <class Arm>
 Entry postconv_entry(int32_t id) {
-  Entry e;
-  info_from_spec(Arm::spec, GDN_OP_POSTCONV, id, &e.info);
-  e.threads_rule = Arm::spec.threads_rule;
-  e.variants = Arm::kVariants;
-  e.variant = &postconv_variant<Arm>;
+  Entry e = arm_entry<postconv::Params, Arm>(GDN_OP_POSTCONV, id);
   fill_postconv_variants<Arm, float, float, float>(e, 0);
   fill_postconv_variants<Arm, float, float, bf16_bits>(e, 1);
   fill_postconv_variants<Arm, float, bf16_bits, float>(e, 2);

@@ -25,16 +25,8 @@ void fill_update_variants(Entry& e, int combo) {
   }
 }
 template <class Arm>
-int update_variant(const void* p) {
-  return Arm::variant(*static_cast<const update::Params*>(p));
-}
-template <class Arm>
 Entry update_entry(int32_t id) {
-  Entry e;
-  info_from_spec(Arm::spec, GDN_OP_CONV_UPDATE, id, &e.info);
-  e.threads_rule = Arm::spec.threads_rule;
-  e.variants = Arm::kVariants;
-  e.variant = &update_variant<Arm>;
+  Entry e = arm_entry<update::Params, Arm>(GDN_OP_CONV_UPDATE, id);
   fill_update_variants<Arm, float>(e, 0);
   fill_update_variants<Arm, bf16_bits>(e, 1);
   return e;
