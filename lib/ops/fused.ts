@@ -16,7 +16,7 @@ import { DTYPE_CODE, Staging, backendOf, expectChoice, expectDType, expectInt, e
 /** The arm gdn.fused.forward runs when none is named. */
 export const DEFAULT_FUSED_ARM = 'stream';
 
-/** The fused op's arms, read from libgdn's registry (`gdnlab arms`); 'head-tile' and 'stream' are built in. */
+/** The fused op's arms, read from libgdn's registry (`gdnlab arms`); 'head-tile', 'stream' and 'stream-mufu' are built in. */
 export function fusedArms(): string[] {
   return armNames('fused');
 }

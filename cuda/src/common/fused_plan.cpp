@@ -1,5 +1,6 @@
 // fused_plan.cpp — validates the fused conv -> post-conv op and plans its launch (fused_plan.h).
 #include "common/fused_plan.h"
+#include "common/backend.h"
 #include "common/conv_plan.h"
 
 #include <cinttypes>
@@ -194,6 +195,7 @@ gdn_status fused_plan(gdn_backend* b, const gdn_fused_args* a, FusedPlan* plan) 
   p.T = a->T; p.Hk = a->Hk; p.Hv = a->Hv; p.C = C; p.x_stride = a->x_row_stride;
   p.K = (int32_t)a->K; p.N = a->num_seqs; p.slots = (int32_t)slots; p.mutant = a->mutant;
   p.gate_bf16 = a->gate_dtype == GDN_BF16;
+  p.silu_shortcut = b->silu_shortcut && a->conv_dtype == GDN_BF16 ? 1 : 0;  // arms that offer it: stream-mufu
   p.his_i32 = a->his_dtype == GDN_I32;
   p.x = addr_ptr<const void>(a->x);
   p.w = addr_ptr<const void>(a->weight);

@@ -9,6 +9,7 @@
 #include "common/arms/update_list.h"
 #include "common/backend_ops.h"
 #include "cuda/cuda_util.h"
+#include "cuda/kernel_of.cuh"
 
 #include <string>
 
@@ -38,7 +39,8 @@ gdn_status conv_variant(gdn_backend* b, const ConvPlan& plan, cudaStream_t strea
     if (plan.variant != V) return conv_variant<Arm, TX, TO, M, V + 1>(b, plan, stream);
     const gdn_launch_contract& ct = plan.contract;
     const unsigned blocks = (unsigned)((int64_t)ct.grid_x * ct.grid_y);
-    conv_kernel<Arm, TX, TO, M, V><<<blocks, (unsigned)ct.threads_per_block, (size_t)ct.shared_bytes, stream>>>(plan.params);
+    using K = KernelOf<Arm, TO, M, V>;
+    conv_kernel<typename K::arm, TX, TO, M, K::variant><<<blocks, (unsigned)ct.threads_per_block, (size_t)ct.shared_bytes, stream>>>(plan.params);
     return cuda_check_launch(b, kernel_name(*plan.arm).c_str());
   } else {
     return fail(b, GDN_ERR_INTERNAL, "conv launch: arm %s has no variant %d", plan.arm->info.name, (int)plan.variant);

@@ -5,6 +5,7 @@
 #include "common/arms/fused_list.h"
 #include "common/backend_ops.h"
 #include "cuda/cuda_util.h"
+#include "cuda/kernel_of.cuh"
 
 #include <memory>
 #include <string>
@@ -29,7 +30,8 @@ gdn_status fused_variant(gdn_backend* b, const FusedPlan& plan, cudaStream_t str
   } else if constexpr (V < Arm::kVariants) {
     if (plan.variant != V) return fused_variant<Arm, TX, TC, TQ, M, V + 1>(b, plan, stream);
     const int64_t gx = plan.result.grid_x, gy = plan.result.grid_y;
-    fused_kernel<Arm, TX, TC, TQ, M, V><<<(unsigned)(gx * gy), (unsigned)plan.result.threads_per_block, 0, stream>>>(
+    using K = KernelOf<Arm, TC, M, V>;
+    fused_kernel<typename K::arm, TX, TC, TQ, M, K::variant><<<(unsigned)(gx * gy), (unsigned)plan.result.threads_per_block, 0, stream>>>(
         plan.params, gx, gy);
     return cuda_check_launch(b, (std::string("fused ") + plan.arm->info.name + " kernel").c_str());
   } else {

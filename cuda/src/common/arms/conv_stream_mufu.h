@@ -30,12 +30,20 @@ struct ArmStreamMufu {
   static constexpr int kVariants = 2 * kStreamWindowVariants;
   static int variant(const Params& p) { return stream_window_variant(p) + (p.silu_shortcut ? kStreamWindowVariants : 0); }
 
+  // Its own kernels are the shortcut's (variants 3..5, bf16 out, production build); every other variant
+  // is stream's kernel (cuda/src/cuda/kernel_of.cuh), compiled once.
+  using Twin = ArmStream;
+  template <class TO, class M, int V>
+  GDN_HD static constexpr bool own_kernel() {
+    return V >= kStreamWindowVariants && std::is_same<TO, bf16_bits>::value && !M::kPlanted;
+  }
+
   template <class TX, class TO, class M, int V, class Ctx>
   GDN_HD static void body(const Params& p, Ctx& t) {
     // The host compiles variants 3..5 with TileSilu too (it never takes the shortcut, and the same
     // instantiation as 0..2 costs no compile time).
 #if defined(__CUDACC__)
-    constexpr bool kShortcut = V >= kStreamWindowVariants && std::is_same<TO, bf16_bits>::value && !M::kPlanted;
+    constexpr bool kShortcut = own_kernel<TO, M, V>();
 #else
     constexpr bool kShortcut = false;
 #endif

@@ -66,6 +66,7 @@ struct Params {
   int32_t mutant;     // gdn_fused_mutant (read only by the planted instantiation)
   int32_t gate_bf16;  // a and b are bf16
   int32_t his_i32;
+  int32_t silu_shortcut;  // 1: bf16 conv_dtype on a GPU that may take silu_bf16_shortcut (stream-mufu)
   const void* x;      // [T, x_stride] TX
   const void* w;      // [C, K] TX
   const void* bias;   // [C] TX or null

@@ -16,6 +16,8 @@
 // is the only reader of the old state, and it writes the final state after its own reads.
 #pragma once
 
+#include <type_traits>
+
 #include "common/arms/fused_common.h"
 
 namespace gdn {
@@ -67,19 +69,16 @@ GDN_HDI float head_sumsq_lanes_seq_fold(Ctx& t, const float (&x)[kVec]) {
   return u;
 }
 
-struct ArmStream {
-  static constexpr ArmSpec spec = {
-      "stream",
-      "(head slot, 64-token program) blocks; a warp per 16 tokens, 4 consecutive features per lane, rows in "
-      "groups of 4, tree-order sum of squares in 8 shuffles; the conv output never stored",
-      kThreads, kStreamMinBlocks, 1, kChunk, 0, 0, 0, 0, 0, -1, GDN_ARM_SHUFFLE, kThreadsFixed, kLayoutNone};
-  // 0: K = 4 fixed; 1: K < 4 in a 4-slot window; 2: K > 4 in kMaxK slots (also the planted build's).
-  static constexpr int kVariants = 3;
-  static int variant(const Params& p) { return p.K == 4 ? 0 : p.K < 4 ? 1 : 2; }
+// The arm's window variants: 0: K = 4 fixed; 1: K < 4 in a 4-slot window; 2: K > 4 in kMaxK slots (also
+// the planted build's).
+constexpr int kStreamWindowVariants = 3;
+GDN_HDI int stream_window_variant(const Params& p) { return p.K == 4 ? 0 : p.K < 4 ? 1 : 2; }
 
-  template <class TX, class TC, class TQ, class M, int V, class Ctx>
-  GDN_HD static void body(const Params& p, Ctx& t) {
-    constexpr int W = V == 2 ? conv::kMaxK : 4;
+// One thread of the arm with window variant WV and conv SiLU policy S (conv_common.h: TileSilu, or
+// Bf16ShortcutSilu for stream-mufu's bf16 conv_dtype on the GPU).
+template <class TX, class TC, class TQ, class M, int WV, class S, class Ctx>
+GDN_HD inline void stream_body(const Params& p, Ctx& t) {
+    constexpr int W = WV == 2 ? conv::kMaxK : 4;
     constexpr int H = W - 1;
     constexpr int R = kStreamRows;
     const int tid = t.tid();
@@ -94,7 +93,7 @@ struct ArmStream {
     const int64_t left = s.t1 - tw;
     const int n = left <= 0 ? 0 : (left < kStreamWarpTokens ? (int)left : kStreamWarpTokens);  // warp-uniform
     if (n == 0) return;
-    const int K = V == 0 ? 4 : p.K;
+    const int K = WV == 0 ? 4 : p.K;
     const TX* x = static_cast<const TX*>(p.x);
     const TX* wt = static_cast<const TX*>(p.w);
     const int64_t c0 = slot.src_col + kVec * lane;  // channels c0 .. c0 + 3
@@ -165,8 +164,8 @@ struct ArmStream {
       GDN_UNROLL
       for (int r = 0; r < R; ++r) load4(xp + (int64_t)r * p.x_stride, g[r]);
       float y[R][kVec];
-      const bool fast = conv::window_group<conv::TileSilu, W, R, kVec>(h, g, wr, bias, K, y);
-      conv::silu_group<conv::TileSilu>(y, fast);
+      const bool fast = conv::window_group<S, W, R, kVec>(h, g, wr, bias, K, y);
+      conv::silu_group<S>(y, fast);
       GDN_UNROLL
       for (int r = 0; r < R; ++r) finish_row(y[r], dst + (int64_t)r * slot.dst_row);
       xp += R * p.x_stride;
@@ -189,6 +188,56 @@ struct ArmStream {
       xp += p.x_stride;
       dst += slot.dst_row;
     }
+}
+
+struct ArmStream {
+  static constexpr ArmSpec spec = {
+      "stream",
+      "(head slot, 64-token program) blocks; a warp per 16 tokens, 4 consecutive features per lane, rows in "
+      "groups of 4, tree-order sum of squares in 8 shuffles; the conv output never stored",
+      kThreads, kStreamMinBlocks, 1, kChunk, 0, 0, 0, 0, 0, -1, GDN_ARM_SHUFFLE, kThreadsFixed, kLayoutNone};
+  static constexpr int kVariants = kStreamWindowVariants;
+  static int variant(const Params& p) { return stream_window_variant(p); }
+
+  template <class TX, class TC, class TQ, class M, int V, class Ctx>
+  GDN_HD static void body(const Params& p, Ctx& t) {
+    stream_body<TX, TC, TQ, M, V, conv::TileSilu>(p, t);
+  }
+};
+
+// fused arm `stream-mufu` (docs/SPEC.md §3.5, §9.2): `stream` with the conv arm stream-mufu's SiLU shortcut
+// where the chain rounds the conv output to bf16 (conv_dtype bf16). The fused op rounds every SiLU value to
+// conv_dtype before the post-conv (finish_row: round_conv), and silu_bf16_shortcut is accepted only where
+// that rounding is provably gdn_silu's, so q, k, v and the state keep `stream`'s bits. As for the conv arm:
+// variants 3..5 (the shortcut) only on a GPU of compute capability 9.0 (Params::silu_shortcut), never
+// for an f32 conv_dtype, never in the planted build (it must be caught as `stream` is), never on the host.
+struct ArmStreamMufu {
+  static constexpr ArmSpec spec = {
+      "stream-mufu",
+      "stream; bf16 conv_dtype on sm_90: SiLU from ex2/rcp.approx where a rounding test proves its bf16 is "
+      "gdn_silu's (else gdn_silu)",
+      kThreads, kStreamMinBlocks, 1, kChunk, 0, 0, 0, 0, 0, -1, GDN_ARM_SHUFFLE, kThreadsFixed, kLayoutNone};
+  static constexpr int kVariants = 2 * kStreamWindowVariants;
+  static int variant(const Params& p) {
+    return stream_window_variant(p) + (p.silu_shortcut ? kStreamWindowVariants : 0);
+  }
+  // Its own kernels are the shortcut's (variants 3..5, bf16 conv_dtype, production build); every other
+  // variant is stream's kernel (cuda/src/cuda/kernel_of.cuh), compiled once.
+  using Twin = ArmStream;
+  template <class TC, class M, int V>
+  GDN_HD static constexpr bool own_kernel() {
+    return V >= kStreamWindowVariants && std::is_same<TC, conv::bf16_bits>::value && !M::kPlanted;
+  }
+
+  template <class TX, class TC, class TQ, class M, int V, class Ctx>
+  GDN_HD static void body(const Params& p, Ctx& t) {
+#if defined(__CUDACC__)
+    constexpr bool kShortcut = own_kernel<TC, M, V>();
+#else
+    constexpr bool kShortcut = false;  // the host computes gdn_silu, as `stream` does
+#endif
+    stream_body<TX, TC, TQ, M, V % kStreamWindowVariants,
+                std::conditional_t<kShortcut, conv::Bf16ShortcutSilu, conv::TileSilu>>(p, t);
   }
 };
 
