@@ -352,14 +352,20 @@ export function fusedBenchShapes(quick = false): FusedBenchShape[] {
  * `vec`/exact. A fixed rule rather than "the fastest arm of this run", so that the chain a fused ratio
  * is taken against is the same in every run on every machine with the same library.
  */
+/** The chain bench fused sets beside the fused arms: the fastest conv and post-conv arms measured on an H200
+ *  (docs/BENCHMARKS.md, "Session 8"), so that "fused / chain" is against the best two-op route. */
 export function fusedChainConv(): { arm: conv.ConvArm; mapping: conv.ConvMapping } {
-  return { arm: arms('conv').some((a) => a.name === 'stream') ? 'stream' : 'vec', mapping: 'exact' };
+  const names = arms('conv').map((a) => a.name);
+  return { arm: ['stream-mufu', 'stream'].find((n) => names.includes(n)) ?? 'vec', mapping: 'exact' };
+}
+export function fusedChainPostconv(): postconv.PostconvArm {
+  return arms('postconv').some((a) => a.name === 'vec-tile') ? 'vec-tile' : 'token-tile';
 }
 
 /**
  * The fused op beside the two-op chain it replaces, in one run per shape: every correct fused arm
  * (checkedFusedArms: all the registry lists but planted mutants), the chain's conv step
- * (fusedChainConv) and post-conv step (token-tile), and a device copy of the fused op's own traffic
+ * (fusedChainConv) and post-conv step (fusedChainPostconv), and a device copy of the fused op's own traffic
  * (x read, q/k/v/g/beta written, a/b read, the state read and written). Before timing, each fused arm's
  * outputs and the chain's are compared bit for bit with the reference chain conv(scalar) → post-conv(tree)
  * at the benchmark shape; a row that differs is marked incorrect. The chain row (sum of the two step
@@ -372,7 +378,9 @@ export async function benchFused(opts: BenchOptions): Promise<BenchReport> {
   const D = fused.FUSED_HEAD_DIM;
   const fusedArms = checkedFusedArms();
   const chainConv = fusedChainConv();
-  const chainName = `${chainConv.arm} → token-tile`;
+  const chainPost = fusedChainPostconv();
+  const postLabel = `postconv ${chainPost}`;
+  const chainName = `${chainConv.arm} → ${chainPost}`;
   if (opts.arms && opts.arms.length) throw new RangeError(`arms: bench fused times its fixed set (fused ${fusedArms.join(', ')}; the ${chainName} chain); use --shapes to pick shapes`);
   for (const shape of selectShapes(fusedBenchShapes(opts.quick), opts)) {
     const T = shape.lengths.reduce((a, b) => a + b, 0);
@@ -415,7 +423,7 @@ export async function benchFused(opts: BenchOptions): Promise<BenchReport> {
           got.release();
         }
         convFast = await conv.forward(convInputs, { ...chainConv, outDtype: 'bf16', backend });
-        postFast = await postconv.forward({ convOut: convFast.out, a: inputs.a, b: inputs.b, ALog: inputs.ALog, dtBias: inputs.dtBias }, { ...dims, arm: 'token-tile', qkvDtype: 'bf16', backend });
+        postFast = await postconv.forward({ convOut: convFast.out, a: inputs.a, b: inputs.b, ALog: inputs.ALog, dtBias: inputs.dtBias }, { ...dims, arm: chainPost, qkvDtype: 'bf16', backend });
         const d = compareFused({ ...postFast, convState: convFast.convState, release: () => undefined }, ref);
         chainMismatches = totalMismatches(d);
         chainDiff = describeDiff(d);
@@ -427,28 +435,28 @@ export async function benchFused(opts: BenchOptions): Promise<BenchReport> {
       // ---- timing: every fused arm, the chain's conv and post-conv steps and a copy of the fused traffic, interleaved
       const bytes = fused.fusedBytes(T, dims, { xBytes: 2, qkvBytes: 2, gateBytes: 2, N, K });
       const convRan = `${convFast.contract.arm}/${convFast.contract.mapping}`;
-      const mismatchOf = new Map<string, number>([[convLabel, chainMismatches], ['postconv token-tile', chainMismatches]]);
+      const mismatchOf = new Map<string, number>([[convLabel, chainMismatches], [postLabel, chainMismatches]]);
       for (const f of checked) {
         mismatchOf.set(f.label, f.mismatches);
         ops.push({ label: f.label, op: fused.prepareTimed(inputs, { ...fopts, arm: f.arm }, f.label), meta: { arm: f.label, note: (f.mismatches ? `MISMATCH: ${f.diff}` : 'bits == conv(scalar)→post-conv(tree)') + f.ranNote } });
       }
       ops.push({ label: convLabel, op: conv.prepareTimed(convInputs, { ...chainConv, outDtype: 'bf16', backend }, convLabel),
         meta: { arm: `conv ${chainConv.arm}`, mapping: chainConv.mapping, note: `step 1 of the ${chainName} chain${convRan === `${chainConv.arm}/${chainConv.mapping}` ? '' : ` (ran ${convRan})`}; ×copy vs the fused traffic` } });
-      ops.push({ label: 'postconv token-tile', op: postconv.prepareTimed({ convOut: convFast.out, a: inputs.a, b: inputs.b, ALog: inputs.ALog, dtBias: inputs.dtBias }, { ...dims, arm: 'token-tile', qkvDtype: 'bf16', backend }, 'postconv token-tile'),
-        meta: { arm: 'postconv token-tile', note: `step 2 of the ${chainName} chain; ×copy vs the fused traffic` } });
+      ops.push({ label: postLabel, op: postconv.prepareTimed({ convOut: convFast.out, a: inputs.a, b: inputs.b, ALog: inputs.ALog, dtBias: inputs.dtBias }, { ...dims, arm: chainPost, qkvDtype: 'bf16', backend }, postLabel),
+        meta: { arm: postLabel, note: `step 2 of the ${chainName} chain; ×copy vs the fused traffic` } });
       const first = report.rows.length;
       await timeShape(report, shape.id, bytes, opts,
         ops.map((o) => ({ label: o.label, op: o.op, meta: { ...o.meta, shape: shape.id, T, ...dims, K, dtype: 'bf16' } })),
         (label) => mismatchOf.get(label)!);
       const rows = report.rows.slice(first);
       const c1 = rows.find((r) => r.arm === `conv ${chainConv.arm}`)!;
-      const c2 = rows.find((r) => r.arm === 'postconv token-tile')!;
+      const c2 = rows.find((r) => r.arm === postLabel)!;
       const chainUs = c1.medianUs + c2.medianUs;
       const copyUs = report.copies[report.copies.length - 1].medianUs;
       const ratios = checked.map((f) => `${f.label} / chain = ${(rows.find((r) => r.arm === f.label)!.medianUs / chainUs).toFixed(3)}`).join('; ');
       report.rows.push({
         shape: shape.id, arm: `chain ${chainName}`, correct: chainMismatches === 0, mismatches: chainMismatches, medianUs: chainUs, p10Us: NaN, p90Us: NaN, n: Math.min(c1.n, c2.n),
-        bytes, gbps: bytes / (chainUs * 1e3), xCopy: chainUs / copyUs, note: `sum of the two medians (${convLabel} + postconv token-tile); ${ratios}`,
+        bytes, gbps: bytes / (chainUs * 1e3), xCopy: chainUs / copyUs, note: `sum of the two medians (${convLabel} + ${postLabel}); ${ratios}`,
       });
     } finally {
       for (const o of ops) o.op.release();

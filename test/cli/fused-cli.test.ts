@@ -5,7 +5,7 @@ import { spawnSync } from 'child_process';
 import * as path from 'path';
 import { projectRoot } from '../../lib/paths';
 import { checkedFusedArms } from '../../lib/check/fused';
-import { fusedChainConv } from '../../lib/bench/bench';
+import { fusedChainConv, fusedChainPostconv } from '../../lib/bench/bench';
 
 function gdnlab(args: string[]) {
   const r = spawnSync(process.execPath, [path.join(projectRoot(), 'bin', 'gdnlab.js'), ...args], {
@@ -53,8 +53,10 @@ describe('gdnlab check fused / bench fused', function () {
     assert.equal(shapes.length, 6);
     for (const shape of shapes) {
       const rows = report.rows.filter((x: { shape: string }) => x.shape === shape);
-      const conv = fusedChainConv().arm;
-      assert.deepEqual(rows.map((x: { arm: string }) => x.arm), [...fusedArms.map((a) => `fused ${a}`), `conv ${conv}`, 'postconv token-tile', `chain ${conv} → token-tile`]);
+      const conv = fusedChainConv().arm, post = fusedChainPostconv();
+      assert.equal(conv, 'stream-mufu');
+      assert.equal(post, 'vec-tile');
+      assert.deepEqual(rows.map((x: { arm: string }) => x.arm), [...fusedArms.map((a) => `fused ${a}`), `conv ${conv}`, `postconv ${post}`, `chain ${conv} → ${post}`]);
       assert.ok(rows.every((x: { correct: boolean }) => x.correct), `${shape}: a timed arm differs from the reference chain`);
       assert.ok(rows.every((x: { xCopy: number }) => x.xCopy > 0));
       const chain = rows[rows.length - 1];
