@@ -348,16 +348,16 @@ export function fusedBenchShapes(quick = false): FusedBenchShape[] {
 }
 
 /**
- * The conv arm/mapping of the timed chain: `stream`/exact where libgdn lists a conv arm `stream`, else
- * `vec`/exact. A fixed rule rather than "the fastest arm of this run", so that the chain a fused ratio
- * is taken against is the same in every run on every machine with the same library.
+ * The conv arm/mapping of the timed chain: the fastest conv arm measured on an H200 (docs/BENCHMARKS.md,
+ * "Session 8"), `stream-mufu`/exact, where libgdn lists it; else `stream`/exact, else `vec`/exact. A fixed
+ * rule rather than "the fastest arm of this run", so that the chain a fused ratio is taken against is the
+ * same in every run on every machine with the same library.
  */
-/** The chain bench fused sets beside the fused arms: the fastest conv and post-conv arms measured on an H200
- *  (docs/BENCHMARKS.md, "Session 8"), so that "fused / chain" is against the best two-op route. */
 export function fusedChainConv(): { arm: conv.ConvArm; mapping: conv.ConvMapping } {
   const names = arms('conv').map((a) => a.name);
   return { arm: ['stream-mufu', 'stream'].find((n) => names.includes(n)) ?? 'vec', mapping: 'exact' };
 }
+/** The post-conv arm of the timed chain, by the same rule: `vec-tile` (fastest measured) where listed, else `token-tile`. */
 export function fusedChainPostconv(): postconv.PostconvArm {
   return arms('postconv').some((a) => a.name === 'vec-tile') ? 'vec-tile' : 'token-tile';
 }
@@ -405,6 +405,10 @@ export async function benchFused(opts: BenchOptions): Promise<BenchReport> {
     const convInputs = { x: inputs.x, weight: inputs.weight, queryStartLoc: qsl, hasInitialState: shape.initialState, convState: inputs.convState };
     const describeDiff = (m: ReturnType<typeof compareFused>) => FUSED_OUTPUTS.map((o) => `${o} ${m[o]}`).join(', ');
     const convLabel = `conv ${chainConv.arm}/${chainConv.mapping}`;
+    // The chain's two steps, as validated and as timed: the same options and inputs for both.
+    const convOpts = { ...chainConv, outDtype: 'bf16' as const, backend };
+    const postOpts = { ...dims, arm: chainPost, qkvDtype: 'bf16' as const, backend };
+    const postInputsOf = (convOut: Tensor) => ({ convOut, a: inputs.a, b: inputs.b, ALog: inputs.ALog, dtBias: inputs.dtBias });
     const ops: { label: string; op: ReturnType<typeof fused.prepareTimed>; meta: Record<string, unknown> }[] = [];
     let convFast: conv.ConvResult | null = null;
     let postFast: postconv.PostconvResult | null = null;
@@ -422,8 +426,8 @@ export async function benchFused(opts: BenchOptions): Promise<BenchReport> {
           checked.push({ arm, label: `fused ${arm}`, mismatches: totalMismatches(d), ranNote: got.launch.arm === arm ? '' : `; fell back to ${got.launch.arm}`, diff: describeDiff(d) });
           got.release();
         }
-        convFast = await conv.forward(convInputs, { ...chainConv, outDtype: 'bf16', backend });
-        postFast = await postconv.forward({ convOut: convFast.out, a: inputs.a, b: inputs.b, ALog: inputs.ALog, dtBias: inputs.dtBias }, { ...dims, arm: chainPost, qkvDtype: 'bf16', backend });
+        convFast = await conv.forward(convInputs, convOpts);
+        postFast = await postconv.forward(postInputsOf(convFast.out), postOpts);
         const d = compareFused({ ...postFast, convState: convFast.convState, release: () => undefined }, ref);
         chainMismatches = totalMismatches(d);
         chainDiff = describeDiff(d);
@@ -440,9 +444,9 @@ export async function benchFused(opts: BenchOptions): Promise<BenchReport> {
         mismatchOf.set(f.label, f.mismatches);
         ops.push({ label: f.label, op: fused.prepareTimed(inputs, { ...fopts, arm: f.arm }, f.label), meta: { arm: f.label, note: (f.mismatches ? `MISMATCH: ${f.diff}` : 'bits == conv(scalar)→post-conv(tree)') + f.ranNote } });
       }
-      ops.push({ label: convLabel, op: conv.prepareTimed(convInputs, { ...chainConv, outDtype: 'bf16', backend }, convLabel),
+      ops.push({ label: convLabel, op: conv.prepareTimed(convInputs, convOpts, convLabel),
         meta: { arm: `conv ${chainConv.arm}`, mapping: chainConv.mapping, note: `step 1 of the ${chainName} chain${convRan === `${chainConv.arm}/${chainConv.mapping}` ? '' : ` (ran ${convRan})`}; ×copy vs the fused traffic` } });
-      ops.push({ label: postLabel, op: postconv.prepareTimed({ convOut: convFast.out, a: inputs.a, b: inputs.b, ALog: inputs.ALog, dtBias: inputs.dtBias }, { ...dims, arm: chainPost, qkvDtype: 'bf16', backend }, postLabel),
+      ops.push({ label: postLabel, op: postconv.prepareTimed(postInputsOf(convFast.out), postOpts, postLabel),
         meta: { arm: postLabel, note: `step 2 of the ${chainName} chain; ×copy vs the fused traffic` } });
       const first = report.rows.length;
       await timeShape(report, shape.id, bytes, opts,

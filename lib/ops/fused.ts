@@ -16,7 +16,7 @@ import { DTYPE_CODE, Staging, backendOf, expectChoice, expectDType, expectInt, e
 /** The arm gdn.fused.forward runs when none is named. */
 export const DEFAULT_FUSED_ARM = 'stream';
 
-/** The fused op's arms, read from libgdn's registry (`gdnlab arms`); 'head-tile', 'stream' and 'stream-mufu' are built in. */
+/** The fused op's arms, read from libgdn's registry (`gdnlab arms`); 'head-tile' and 'stream' are built in. */
 export function fusedArms(): string[] {
   return armNames('fused');
 }
@@ -73,7 +73,7 @@ export interface FusedOptions extends PostconvShape {
 export interface FusedLaunch {
   arm: FusedArm;
   threadsPerBlock: number;
-  /** [head slots (2·Hk + Hv + 1), programs] */
+  /** [blocks across the 2·Hk + Hv + 1 head slots (the arm's perBlock slots each; 1 for the built-in arms), programs] */
   grid: [number, number];
   tokensPerProgram: number;
 }

@@ -186,7 +186,9 @@ gdn_status fused_plan(gdn_backend* b, const gdn_fused_args* a, FusedPlan* plan) 
   std::memset(&plan->result, 0, sizeof plan->result);
   plan->result.arm_ran = a->arm;
   plan->result.threads_per_block = plan->arm->info.threads_per_block;
-  plan->result.grid_x = (int32_t)slots;
+  // An arm's blocks cover spec.per_block consecutive head slots each (fused_stream.h, kWarpHead: 4).
+  const int64_t per_block = plan->arm->info.per_block;
+  plan->result.grid_x = (int32_t)((slots + per_block - 1) / per_block);
   plan->result.grid_y = (int32_t)programs;
   plan->result.tokens_per_program = plan->arm->info.tokens_per_program;
 
@@ -195,7 +197,6 @@ gdn_status fused_plan(gdn_backend* b, const gdn_fused_args* a, FusedPlan* plan) 
   p.T = a->T; p.Hk = a->Hk; p.Hv = a->Hv; p.C = C; p.x_stride = a->x_row_stride;
   p.K = (int32_t)a->K; p.N = a->num_seqs; p.slots = (int32_t)slots; p.mutant = a->mutant;
   p.gate_bf16 = a->gate_dtype == GDN_BF16;
-  p.silu_shortcut = b->silu_shortcut && a->conv_dtype == GDN_BF16 ? 1 : 0;  // arms that offer it: stream-mufu
   p.his_i32 = a->his_dtype == GDN_I32;
   p.x = addr_ptr<const void>(a->x);
   p.w = addr_ptr<const void>(a->weight);

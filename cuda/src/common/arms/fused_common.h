@@ -66,7 +66,6 @@ struct Params {
   int32_t mutant;     // gdn_fused_mutant (read only by the planted instantiation)
   int32_t gate_bf16;  // a and b are bf16
   int32_t his_i32;
-  int32_t silu_shortcut;  // 1: bf16 conv_dtype on a GPU that may take silu_bf16_shortcut (stream-mufu)
   const void* x;      // [T, x_stride] TX
   const void* w;      // [C, K] TX
   const void* bias;   // [C] TX or null
@@ -240,10 +239,11 @@ GDN_HDI float head_sumsq_seq_fold(Ctx& t, const float (&x)[kFeat]) {
 }
 
 // ----------------------------------------------------------------- the gates slot
-// Thread tid of 128 computes elements e = tid, tid + 128, ... of the program's [tokens, Hv] gate tile.
-GDN_HDI void gates_thread(const Params& p, const Span& s, int tid) {
+// Thread i of the `threads` that compute the gates slot (a block, or one warp of a kWarpHead block:
+// fused_stream.h) computes elements e = i, i + threads, ... of the program's [tokens, Hv] gate tile.
+GDN_HDI void gates_thread(const Params& p, const Span& s, int i, int threads) {
   const int64_t n = (s.t1 - s.t0) * p.Hv;
-  for (int64_t e = tid; e < n; e += kThreads) {
+  for (int64_t e = i; e < n; e += threads) {
     const int64_t tok = s.t0 + e / p.Hv, h = e % p.Hv;
     if (p.gate_bf16) postconv::gate_element<uint16_t>(p.gates, tok, h);
     else postconv::gate_element<float>(p.gates, tok, h);

@@ -6,5 +6,4 @@
 
 #define GDN_FUSED_ARM_LIST(X) \
   X(fused::ArmHeadTile)       \
-  X(fused::ArmStream)         \
-  X(fused::ArmStreamMufu)
+  X(fused::ArmStream)

@@ -9,23 +9,27 @@
 // first level is a sum inside the lane), re-reads a 3-row halo every 8 tokens and shifts its window per
 // row; on an H200 it ran at 3.1-3.5x a copy of its traffic (docs/BENCHMARKS.md). Here a warp covers a
 // whole head row, so the tree's levels are all across lanes: head_sumsq_lanes below does them in 8
-// shuffles, the same pairing as the tree (so the same bits).
+// shuffles, the same pairing as the tree (so the same bits), and head_l2_inv_rows4 does a group's 4 rows
+// in 18 shuffles with one L2 scale per lane instead of four (the tail rows take head_sumsq_lanes).
 //
 // Ownership of the final state as in head-tile: only warp 0 of chunk 0 reaches back before the sequence
 // start (every other warp starts 16 >= K rows into its sequence), so its thread of (sequence, channel)
 // is the only reader of the old state, and it writes the final state after its own reads.
 #pragma once
 
-#include <type_traits>
-
+#include "common/arms/conv_tile.h"
 #include "common/arms/fused_common.h"
+#include "common/async_copy.h"
 
 namespace gdn {
 namespace fused {
 
 constexpr int kStreamWarpTokens = 16;  // tokens per warp (4 warps x 16 = the 64-token program)
 constexpr int kStreamRows = 4;         // rows per group
-constexpr int kStreamMinBlocks = 6;
+// 7 resident blocks of 128 threads (registers capped at 72, no spills): with ROWS4, 9-13% less time than 6
+// blocks (80 registers) at T >= 8192 and 4-9% less at T = 2048 and on varlen batches; 8 blocks spill
+// (cuda/tests/fused_tune.cu, docs/BENCHMARKS.md "Session 10").
+constexpr int kStreamMinBlocks = 7;
 
 // The tree's sum of squares of one head row (Dk = 128) when lane l holds features 4l..4l+3 (x[0..3]).
 // Feature i = 4l + e: bit 6 of i is lane bit 4, bit 5 lane bit 3, bits 4..2 lane bits 2..0, bits 1..0 e.
@@ -59,6 +63,51 @@ GDN_HDI float head_sumsq_lanes(Ctx& t, const float (&x)[kVec], int lane) {
   return u;
 }
 
+// The tree's sums of squares of 4 head rows at once (y[r][e]: feature 4l + e of row r in lane l), each
+// lane ending with the sum of row 2·b4 + b3 (b4, b3: lane bits 4, 3). The same pairs as head_sumsq_lanes,
+// level by level, but the nodes of the 4 rows are spread over the lanes so that no node is computed twice:
+//   level 64 (lane bit 4, l^16): lanes with b4 clear keep rows 0, 1 and send rows 2, 3, lanes with it set
+//             the reverse: 8 shuffles, 2 rows x 4 nodes left, node index 4(l&15) + e;
+//   level 32 (lane bit 3, l^8): b3 clear keeps the first of the two rows, set the second: 4 shuffles, row
+//             2·b4 + b3, node index 4(l&7) + e;
+//   level 16 (lane bit 2, l^4): b2 clear keeps e = 0, 1, set e = 2, 3: 2 shuffles, index 4(l&3) + 2·b2 + {0, 1};
+//   level 8  (lane bit 1, l^2): b1 clear keeps the first, set the second: 1 shuffle, index 4·b0 + 2·b2 + b1;
+//   levels 4, 2, 1 (index bits 2, 1, 0 = lane bits 0, 2, 1): butterflies xor 1, 4, 2.
+// 18 shuffles and one L2 scale for 4 rows, where head_sumsq_lanes takes 32 and four: the scale of each row is
+// then fetched from the lanes that hold it (xor 8, 16, 24). Commutativity makes which side a lane adds its
+// partner's node on irrelevant to the bits (as in head_sumsq_lanes).
+template <class Ctx>
+GDN_HDI void head_l2_inv_rows4(Ctx& t, const float (&y)[kStreamRows][kVec], int lane, float (&inv)[kStreamRows]) {
+  static_assert(kStreamRows == 4, "the reduce-scatter spreads 4 rows over lane bits 4 and 3");
+  using postconv::square;
+  const bool b4 = (lane & 16) != 0, b3 = (lane & 8) != 0, b2 = (lane & 4) != 0, b1 = (lane & 2) != 0;
+  float n64[2][kVec];
+  GDN_UNROLL
+  for (int rr = 0; rr < 2; ++rr)
+    GDN_UNROLL
+    for (int e = 0; e < kVec; ++e) {
+      const float lo = square(y[rr][e]), hi = square(y[2 + rr][e]);
+      n64[rr][e] = (b4 ? hi : lo) + t.shfl_xor(b4 ? lo : hi, 16);
+    }
+  float n32[kVec];
+  GDN_UNROLL
+  for (int e = 0; e < kVec; ++e) n32[e] = (b3 ? n64[1][e] : n64[0][e]) + t.shfl_xor(b3 ? n64[0][e] : n64[1][e], 8);
+  float n16[2];
+  GDN_UNROLL
+  for (int ee = 0; ee < 2; ++ee) n16[ee] = (b2 ? n32[2 + ee] : n32[ee]) + t.shfl_xor(b2 ? n32[ee] : n32[2 + ee], 4);
+  float u = (b1 ? n16[1] : n16[0]) + t.shfl_xor(b1 ? n16[0] : n16[1], 2);
+  u = u + t.shfl_xor(u, 1);
+  u = u + t.shfl_xor(u, 4);
+  u = u + t.shfl_xor(u, 2);
+  const float mine = postconv::l2_inv(u);  // of row 2·b4 + b3
+  const float flip3 = t.shfl_xor(mine, 8), flip4 = t.shfl_xor(mine, 16), flip34 = t.shfl_xor(mine, 24);
+  GDN_UNROLL
+  for (int r = 0; r < kStreamRows; ++r) {
+    const bool d3 = ((r & 1) != 0) != b3, d4 = ((r & 2) != 0) != b4;  // which lane bits differ from row r's
+    inv[r] = d4 ? (d3 ? flip34 : flip4) : (d3 ? flip3 : mine);
+  }
+}
+
 // PLANTED MUTANT (SEQ_FOLD) of this arm: the lane sums its 4 squares in sequence, then a 32-lane
 // butterfly. The same products in another order than the tree's.
 template <class Ctx>
@@ -74,170 +123,213 @@ GDN_HDI float head_sumsq_lanes_seq_fold(Ctx& t, const float (&x)[kVec]) {
 constexpr int kStreamWindowVariants = 3;
 GDN_HDI int stream_window_variant(const Params& p) { return p.K == 4 ? 0 : p.K < 4 ? 1 : 2; }
 
-// One thread of the arm with window variant WV and conv SiLU policy S (conv_common.h: TileSilu, or
-// Bf16ShortcutSilu for stream-mufu's bf16 conv_dtype on the GPU).
-template <class TX, class TC, class TQ, class M, int WV, class S, class Ctx>
-GDN_HD inline void stream_body(const Params& p, Ctx& t) {
-    constexpr int W = WV == 2 ? conv::kMaxK : 4;
-    constexpr int H = W - 1;
-    constexpr int R = kStreamRows;
-    const int tid = t.tid();
-    const Span s = program_span(p, t.by());
-    const Slot slot = decode_slot(p, t.bx());
-    if (slot.kind == kSlotGates) {
-      gates_thread(p, s, tid);
-      return;
-    }
-    const int w = t.warp(), lane = t.lane();
-    const int64_t tw = s.t0 + (int64_t)w * kStreamWarpTokens;  // the warp's first token
-    const int64_t left = s.t1 - tw;
-    const int n = left <= 0 ? 0 : (left < kStreamWarpTokens ? (int)left : kStreamWarpTokens);  // warp-uniform
-    if (n == 0) return;
-    const int K = WV == 0 ? 4 : p.K;
-    const TX* x = static_cast<const TX*>(p.x);
-    const TX* wt = static_cast<const TX*>(p.w);
-    const int64_t c0 = slot.src_col + kVec * lane;  // channels c0 .. c0 + 3
-    const bool init = has_initial_state(p, s.seq);
+// The body's knobs that decide speed and never bits, tuned on an H200 with cuda/tests/fused_tune.cu
+// (docs/BENCHMARKS.md, "Session 10"); the arm `stream` takes kWarpTokens, no ring, ROWS4.
+// How the warps of a block cover the (head slot, program) grid:
+//   kWarpTokens: a block is one head slot for one program; warp w takes tokens t0 + 16w .. + 15.
+//   kWarpHead: a block is 4 consecutive head slots for one program; warp w takes slot 4·bx + w for all the
+//     program's tokens (setup and halo once per 64 rows; a quarter of the warps). Measured 1.1-1.9x slower
+//     than kWarpTokens except at T = 32768: too few warps, each with a long serial chain.
+enum WarpMap { kWarpTokens = 0, kWarpHead = 1 };
+constexpr int kSlotsPerHeadBlock = kThreads / 32;  // kWarpHead: one head slot per warp
 
-    float wr[kVec][W], h[kVec][H], bias[kVec];
+// Shared memory of a kWarpHead block with a ring of `ring` row groups per thread, sized for f32 x (the
+// widest input: one 16-byte vector per row) so that one figure serves every dtype combination.
+constexpr int32_t stream_ring_bytes(int ring) { return kThreads * ring * kStreamRows * kVec * (int32_t)sizeof(float); }
+
+// One thread of the arm with window variant WV, warp map MAP, a ring of D row groups (0: none; each group is
+// loaded into registers when it starts) and ROWS4 (q and k rows take their L2 scales 4 at a time,
+// head_l2_inv_rows4; else one row at a time, head_sumsq_lanes). The ring is the conv arm stream's
+// (conv_stream.h, async_copy.h): each thread copies its own next group into shared memory D - 1 groups
+// ahead and reads only what it copied, so no block barrier is involved and the host runs it as plain
+// copies; a launch with D > 0 needs stream_ring_bytes(D) of shared memory.
+template <class TX, class TC, class TQ, class M, int WV, int MAP, int D, bool ROWS4, class Ctx>
+GDN_HD inline void stream_body(const Params& p, Ctx& t) {
+  constexpr int W = WV == 2 ? conv::kMaxK : 4;
+  constexpr int H = W - 1;
+  constexpr int R = kStreamRows;
+  constexpr int kWarpRows = MAP == kWarpHead ? kChunk : kStreamWarpTokens;
+  const int tid = t.tid(), w = t.warp(), lane = t.lane();
+  const Span s = program_span(p, t.by());
+  const int64_t slot_id = MAP == kWarpHead ? t.bx() * kSlotsPerHeadBlock + w : t.bx();
+  if (slot_id >= p.slots) return;  // kWarpHead: the last block's warps past the gates slot
+  const Slot slot = decode_slot(p, slot_id);
+  if (slot.kind == kSlotGates) {
+    if (MAP == kWarpHead) gates_thread(p, s, lane, 32);
+    else gates_thread(p, s, tid, kThreads);
+    return;
+  }
+  const int64_t tw = MAP == kWarpHead ? s.t0 : s.t0 + (int64_t)w * kStreamWarpTokens;  // the warp's first token
+  const int64_t left = s.t1 - tw;
+  const int n = left <= 0 ? 0 : (left < kWarpRows ? (int)left : kWarpRows);  // warp-uniform
+  if (n == 0) return;
+  const int K = WV == 0 ? 4 : p.K;
+  const TX* x = static_cast<const TX*>(p.x);
+  const TX* wt = static_cast<const TX*>(p.w);
+  const int64_t c0 = slot.src_col + kVec * lane;  // channels c0 .. c0 + 3
+  const bool init = has_initial_state(p, s.seq);
+
+  float wr[kVec][W], h[kVec][H], bias[kVec];
+  GDN_UNROLL
+  for (int i = 0; i < kVec; ++i) {
+    bias[i] = p.bias ? conv::load(static_cast<const TX*>(p.bias), c0 + i) : 0.0f;
+    GDN_UNROLL
+    for (int jj = 0; jj < W; ++jj)
+      wr[i][jj] = jj >= W - K ? conv::load(wt, (c0 + i) * K + conv::tap_of_slot(jj, W, K, false)) : 0.0f;
+    GDN_UNROLL
+    for (int j = 0; j < H; ++j) h[i][j] = 0.0f;
+  }
+  // History: h[i][j] = row tw - H + j (slots 1..W-1 of the conv arms' window); rows before the sequence
+  // start come from the old state (only the first warp of chunk 0 gets there).
+  GDN_UNROLL
+  for (int j = 0; j < H; ++j) {
+    if (j < W - K) continue;  // taps below W-K are skipped: their slots stay 0
+    const int64_t row = tw - H + j;
+    if (row >= s.start) {
+      float v[kVec];
+      load4(x + row * p.x_stride + c0, v);
+      GDN_UNROLL
+      for (int i = 0; i < kVec; ++i) h[i][j] = v[i];
+    } else {
+      GDN_UNROLL
+      for (int i = 0; i < kVec; ++i)
+        h[i][j] = init ? p.state[((int64_t)s.seq * p.C + c0 + i) * (K - 1) + (K - 1) + (row - s.start)] : 0.0f;
+    }
+  }
+  // The final state, by the one thread that read the old state, after its reads: column j = the raw
+  // input at row end - (K-1) + j, or the shifted old state before the start.
+  if (s.first && (MAP == kWarpHead || w == 0)) {
     GDN_UNROLL
     for (int i = 0; i < kVec; ++i) {
-      bias[i] = p.bias ? conv::load(static_cast<const TX*>(p.bias), c0 + i) : 0.0f;
-      GDN_UNROLL
-      for (int jj = 0; jj < W; ++jj)
-        wr[i][jj] = jj >= W - K ? conv::load(wt, (c0 + i) * K + conv::tap_of_slot(jj, W, K, false)) : 0.0f;
-      GDN_UNROLL
-      for (int j = 0; j < H; ++j) h[i][j] = 0.0f;
+      float* st = p.state + ((int64_t)s.seq * p.C + c0 + i) * (K - 1);
+      float fin[conv::kMaxK - 1];
+      for (int j = 0; j < K - 1; ++j) {
+        const int64_t row = s.end - (K - 1) + j;
+        fin[j] = row >= s.start ? conv::load(x, row * p.x_stride + c0 + i) : (init ? st[K - 1 + (row - s.start)] : 0.0f);
+      }
+      for (int j = 0; j < K - 1; ++j) st[j] = fin[j];
     }
-    // History: h[i][j] = row tw - H + j (slots 1..W-1 of the conv arms' window); rows before the sequence
-    // start come from the old state (only warp 0 of chunk 0 gets there).
+  }
+
+  TQ* dst = static_cast<TQ*>(slot.dst) + tw * slot.dst_row + slot.dst_col + kVec * lane;
+  const TX* xp = x + tw * p.x_stride + c0;
+  const bool qk = slot.kind != kSlotV;
+  const bool no_round = M::is(p, kNoRound);
+  const bool seq_fold = M::is(p, kSeqFold);
+  // Row done: round to the chain's conv_out dtype, the L2 norm for q and k, the store.
+  auto finish_row = [&](float (&y)[kVec], TQ* d) {
     GDN_UNROLL
-    for (int j = 0; j < H; ++j) {
-      if (j < W - K) continue;  // taps below W-K are skipped: their slots stay 0
-      const int64_t row = tw - H + j;
-      if (row >= s.start) {
-        float v[kVec];
-        load4(x + row * p.x_stride + c0, v);
-        GDN_UNROLL
-        for (int i = 0; i < kVec; ++i) h[i][j] = v[i];
-      } else {
-        GDN_UNROLL
-        for (int i = 0; i < kVec; ++i)
-          h[i][j] = init ? p.state[((int64_t)s.seq * p.C + c0 + i) * (K - 1) + (K - 1) + (row - s.start)] : 0.0f;
-      }
-    }
-    // The final state, by the one thread that read the old state, after its reads: column j = the raw
-    // input at row end - (K-1) + j, or the shifted old state before the start.
-    if (s.first && w == 0) {
+    for (int i = 0; i < kVec; ++i) y[i] = no_round ? y[i] : round_conv<TC>(y[i]);
+    if (qk) {
+      const float inv = postconv::l2_inv(seq_fold ? head_sumsq_lanes_seq_fold(t, y) : head_sumsq_lanes(t, y, lane));
       GDN_UNROLL
-      for (int i = 0; i < kVec; ++i) {
-        float* st = p.state + ((int64_t)s.seq * p.C + c0 + i) * (K - 1);
-        float fin[conv::kMaxK - 1];
-        for (int j = 0; j < K - 1; ++j) {
-          const int64_t row = s.end - (K - 1) + j;
-          fin[j] = row >= s.start ? conv::load(x, row * p.x_stride + c0 + i) : (init ? st[K - 1 + (row - s.start)] : 0.0f);
-        }
-        for (int j = 0; j < K - 1; ++j) st[j] = fin[j];
-      }
+      for (int i = 0; i < kVec; ++i) y[i] = y[i] * inv;
     }
+    store4(d, y);
+  };
+  // One whole group of R rows (inputs in g): conv + SiLU, then each row finished; advances dst. ROWS4:
+  // q and k take the group's 4 L2 scales from head_l2_inv_rows4 (the planted seq-fold keeps finish_row's).
+  auto group = [&](const float (&g)[R][kVec]) {
+    float y[R][kVec];
+    const bool fast = conv::window_group<conv::TileSilu, W, R, kVec>(h, g, wr, bias, K, y);
+    conv::silu_group<conv::TileSilu>(y, fast);
+    if (ROWS4 && qk && !seq_fold) {
+      GDN_UNROLL
+      for (int r = 0; r < R; ++r)
+        GDN_UNROLL
+        for (int i = 0; i < kVec; ++i) y[r][i] = no_round ? y[r][i] : round_conv<TC>(y[r][i]);
+      float inv[R];
+      head_l2_inv_rows4(t, y, lane, inv);
+      GDN_UNROLL
+      for (int r = 0; r < R; ++r) {
+        GDN_UNROLL
+        for (int i = 0; i < kVec; ++i) y[r][i] = y[r][i] * inv[r];
+        store4(dst + (int64_t)r * slot.dst_row, y[r]);
+      }
+    } else {
+      GDN_UNROLL
+      for (int r = 0; r < R; ++r) finish_row(y[r], dst + (int64_t)r * slot.dst_row);
+    }
+    dst += R * slot.dst_row;
+  };
 
-    TQ* dst = static_cast<TQ*>(slot.dst) + tw * slot.dst_row + slot.dst_col + kVec * lane;
-    const TX* xp = x + tw * p.x_stride + c0;
-    const bool qk = slot.kind != kSlotV;
-    const bool no_round = M::is(p, kNoRound);
-    const bool seq_fold = M::is(p, kSeqFold);
-    // Row done: round to the chain's conv_out dtype, the L2 norm for q and k, the store.
-    auto finish_row = [&](float (&y)[kVec], TQ* d) {
-      GDN_UNROLL
-      for (int i = 0; i < kVec; ++i) y[i] = no_round ? y[i] : round_conv<TC>(y[i]);
-      if (qk) {
-        const float inv = postconv::l2_inv(seq_fold ? head_sumsq_lanes_seq_fold(t, y) : head_sumsq_lanes(t, y, lane));
+  int k = 0;
+  if constexpr (D > 0) {
+    // Whole groups through the ring, D - 1 groups ahead: each step refills the slot the previous step
+    // consumed, then waits for the oldest group; every step commits one copy group (empty past the
+    // warp's rows), so the wait count stays D - 1.
+    using Vec = conv::TileVec<TX, kVec>;
+    static_assert(D >= 2 && (D & (D - 1)) == 0, "the ring holds a power of two of at least 2 groups");
+    static_assert(sizeof(Vec) <= kVec * sizeof(float), "stream_ring_bytes sizes the ring for f32 vectors");
+    Vec* ring = static_cast<Vec*>(t.shared()) + tid;  // slot (d, r) of this thread: ring[(d·R + r)·kThreads]
+    const unsigned groups = (unsigned)(n / R);
+    const TX* src = xp;  // the next group to copy
+    auto issue = [&](unsigned gi) {
+      if (gi < groups) {
+        Vec* to = ring + (gi % D) * (R * kThreads);
         GDN_UNROLL
-        for (int i = 0; i < kVec; ++i) y[i] = y[i] * inv;
+        for (int r = 0; r < R; ++r) exec::async_copy<(int)sizeof(Vec)>(to + r * kThreads, src + (int64_t)r * p.x_stride);
+        src += R * p.x_stride;
       }
-      store4(d, y);
+      exec::async_commit();
     };
-
-    int k = 0;
+    GDN_UNROLL
+    for (unsigned gi = 0; gi + 1 < (unsigned)D; ++gi) issue(gi);
+    for (unsigned gi = 0; gi < groups; ++gi, k += R) {
+      issue(gi + D - 1);
+      exec::async_wait<D - 1>();
+      const Vec* from = ring + (gi % D) * (R * kThreads);
+      float g[R][kVec];
+      GDN_UNROLL
+      for (int r = 0; r < R; ++r) {
+        const Vec v = from[r * kThreads];
+        GDN_UNROLL
+        for (int i = 0; i < kVec; ++i) g[r][i] = v.get(i);
+      }
+      group(g);
+    }
+    xp = src;
+  } else {
     for (; k + R <= n; k += R) {
       float g[R][kVec];
       GDN_UNROLL
       for (int r = 0; r < R; ++r) load4(xp + (int64_t)r * p.x_stride, g[r]);
-      float y[R][kVec];
-      const bool fast = conv::window_group<S, W, R, kVec>(h, g, wr, bias, K, y);
-      conv::silu_group<S>(y, fast);
-      GDN_UNROLL
-      for (int r = 0; r < R; ++r) finish_row(y[r], dst + (int64_t)r * slot.dst_row);
+      group(g);
       xp += R * p.x_stride;
-      dst += R * slot.dst_row;
     }
-    for (; k < n; ++k) {  // the last n mod 4 rows
-      float v[kVec], y[kVec];
-      load4(xp, v);
+  }
+  for (; k < n; ++k) {  // the last n mod 4 rows
+    float v[kVec], y[kVec];
+    load4(xp, v);
+    GDN_UNROLL
+    for (int i = 0; i < kVec; ++i) {
+      float w_in[W];
       GDN_UNROLL
-      for (int i = 0; i < kVec; ++i) {
-        float w_in[W];
-        GDN_UNROLL
-        for (int j = 0; j < H; ++j) w_in[j] = h[i][j];
-        w_in[W - 1] = v[i];
-        y[i] = gdn_silu(conv::apply_taps<W>(wr[i], w_in, K, bias[i]));
-        GDN_UNROLL
-        for (int j = 0; j < H; ++j) h[i][j] = w_in[j + 1];
-      }
-      finish_row(y, dst);
-      xp += p.x_stride;
-      dst += slot.dst_row;
+      for (int j = 0; j < H; ++j) w_in[j] = h[i][j];
+      w_in[W - 1] = v[i];
+      y[i] = gdn_silu(conv::apply_taps<W>(wr[i], w_in, K, bias[i]));
+      GDN_UNROLL
+      for (int j = 0; j < H; ++j) h[i][j] = w_in[j + 1];
     }
+    finish_row(y, dst);
+    xp += p.x_stride;
+    dst += slot.dst_row;
+  }
 }
 
 struct ArmStream {
   static constexpr ArmSpec spec = {
       "stream",
       "(head slot, 64-token program) blocks; a warp per 16 tokens, 4 consecutive features per lane, rows in "
-      "groups of 4, tree-order sum of squares in 8 shuffles; the conv output never stored",
+      "groups of 4, the tree-order sums of squares of a group's 4 rows in 18 shuffles and one L2 scale; the conv "
+      "output never stored",
       kThreads, kStreamMinBlocks, 1, kChunk, 0, 0, 0, 0, 0, -1, GDN_ARM_SHUFFLE, kThreadsFixed, kLayoutNone};
   static constexpr int kVariants = kStreamWindowVariants;
   static int variant(const Params& p) { return stream_window_variant(p); }
 
   template <class TX, class TC, class TQ, class M, int V, class Ctx>
   GDN_HD static void body(const Params& p, Ctx& t) {
-    stream_body<TX, TC, TQ, M, V, conv::TileSilu>(p, t);
-  }
-};
-
-// fused arm `stream-mufu` (docs/SPEC.md §3.5, §9.2): `stream` with the conv arm stream-mufu's SiLU shortcut
-// where the chain rounds the conv output to bf16 (conv_dtype bf16). The fused op rounds every SiLU value to
-// conv_dtype before the post-conv (finish_row: round_conv), and silu_bf16_shortcut is accepted only where
-// that rounding is provably gdn_silu's, so q, k, v and the state keep `stream`'s bits. As for the conv arm:
-// variants 3..5 (the shortcut) only on a GPU of compute capability 9.0 (Params::silu_shortcut), never
-// for an f32 conv_dtype, never in the planted build (it must be caught as `stream` is), never on the host.
-struct ArmStreamMufu {
-  static constexpr ArmSpec spec = {
-      "stream-mufu",
-      "stream; bf16 conv_dtype on sm_90: SiLU from ex2/rcp.approx where a rounding test proves its bf16 is "
-      "gdn_silu's (else gdn_silu)",
-      kThreads, kStreamMinBlocks, 1, kChunk, 0, 0, 0, 0, 0, -1, GDN_ARM_SHUFFLE, kThreadsFixed, kLayoutNone};
-  static constexpr int kVariants = 2 * kStreamWindowVariants;
-  static int variant(const Params& p) {
-    return stream_window_variant(p) + (p.silu_shortcut ? kStreamWindowVariants : 0);
-  }
-  // Its own kernels are the shortcut's (variants 3..5, bf16 conv_dtype, production build); every other
-  // variant is stream's kernel (cuda/src/cuda/kernel_of.cuh), compiled once.
-  using Twin = ArmStream;
-  template <class TC, class M, int V>
-  GDN_HD static constexpr bool own_kernel() {
-    return V >= kStreamWindowVariants && std::is_same<TC, conv::bf16_bits>::value && !M::kPlanted;
-  }
-
-  template <class TX, class TC, class TQ, class M, int V, class Ctx>
-  GDN_HD static void body(const Params& p, Ctx& t) {
-#if defined(__CUDACC__)
-    constexpr bool kShortcut = own_kernel<TC, M, V>();
-#else
-    constexpr bool kShortcut = false;  // the host computes gdn_silu, as `stream` does
-#endif
-    stream_body<TX, TC, TQ, M, V % kStreamWindowVariants,
-                std::conditional_t<kShortcut, conv::Bf16ShortcutSilu, conv::TileSilu>>(p, t);
+    stream_body<TX, TC, TQ, M, V, kWarpTokens, 0, true>(p, t);
   }
 };
 
