@@ -37,11 +37,11 @@
 using namespace gdn;
 using conv::bf16_bits;
 
-template <int MAP, int D, int MINB, bool ROWS4>
+template <int MAP, int D, int MINB, bool ROWS4, class S>
 __global__ void __launch_bounds__(fused::kThreads, MINB) tune_kernel(const fused::Params p, int64_t gx, int64_t gy) {
   extern __shared__ __align__(16) float smem[];
   exec::CudaThread<false> t{gx, gy, smem};
-  fused::stream_body<bf16_bits, bf16_bits, bf16_bits, NoMutant, 0, MAP, D, ROWS4>(p, t);
+  fused::stream_body<bf16_bits, bf16_bits, bf16_bits, NoMutant, 0, MAP, D, ROWS4, S>(p, t);
 }
 
 struct Config {
@@ -49,17 +49,21 @@ struct Config {
   int map, ring, min_blocks;
   void (*kernel)(const fused::Params, int64_t, int64_t);
 };
-#define CFG(NAME, MAP, D, MINB, ROWS4) {NAME, MAP, D, MINB, &tune_kernel<MAP, D, MINB, ROWS4>}
+#define CFG(NAME, MAP, D, MINB, ROWS4, S) {NAME, MAP, D, MINB, &tune_kernel<MAP, D, MINB, ROWS4, S>}
 // ROWS4: q/k rows take their L2 scales 4 rows at a time (head_l2_inv_rows4) instead of one row at a time.
+// mufu: the conv arm stream-mufu's SiLU policy (Bf16ShortcutSilu: valid here, conv_dtype is bf16).
+// Sets run before (docs/BENCHMARKS.md, "Session 10"; this file at 7e5d158): the warp map kWarpHead with rings
+// of 2 and 4 groups, 6-8 blocks; 16 tokens per warp with rings of 4 groups.
+using conv::Bf16ShortcutSilu;
+using conv::TileSilu;
 const Config kConfigs[] = {
-    CFG("stream @b565c08: 16 tok/warp, 6 blk, per-row norm", fused::kWarpTokens, 0, 6, false),
-    CFG("16 tok/warp, 6 blk, rows4 norm", fused::kWarpTokens, 0, 6, true),
-    CFG("16 tok/warp, ring 4, 6 blk, rows4", fused::kWarpTokens, 4, 6, true),
-    CFG("16 tok/warp, 7 blk, rows4", fused::kWarpTokens, 0, 7, true),
-    CFG("16 tok/warp, 8 blk, rows4", fused::kWarpTokens, 0, 8, true),
-    CFG("16 tok/warp, ring 4, 8 blk, rows4", fused::kWarpTokens, 4, 8, true),
-    CFG("head/warp, ring 2, 6 blk, rows4", fused::kWarpHead, 2, 6, true),
-    CFG("head/warp, ring 2, 7 blk, rows4", fused::kWarpHead, 2, 7, true),
+    CFG("stream @b565c08: 16 tok/warp, 6 blk, per-row norm", fused::kWarpTokens, 0, 6, false, TileSilu),
+    CFG("stream @7e5d158: 7 blk, rows4 norm", fused::kWarpTokens, 0, 7, true, TileSilu),
+    CFG("7 blk, rows4, mufu", fused::kWarpTokens, 0, 7, true, Bf16ShortcutSilu),
+    CFG("8 blk, rows4, mufu", fused::kWarpTokens, 0, 8, true, Bf16ShortcutSilu),
+    CFG("6 blk, rows4, mufu", fused::kWarpTokens, 0, 6, true, Bf16ShortcutSilu),
+    CFG("ring 4, 7 blk, rows4", fused::kWarpTokens, 4, 7, true, TileSilu),
+    CFG("ring 4, 7 blk, rows4, mufu", fused::kWarpTokens, 4, 7, true, Bf16ShortcutSilu),
 };
 constexpr int kNumConfigs = sizeof kConfigs / sizeof kConfigs[0];
 

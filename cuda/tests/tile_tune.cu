@@ -14,7 +14,7 @@
 //   3. postconv: see postconv_tune in this file.
 //
 //   nvcc -O3 -std=c++17 --fmad=false -arch=sm_90 -Xptxas -v -Icuda/include -Icuda/src -Icuda/src/common -Icuda/tests \
-//        cuda/tests/tile_tune.cu -o tile_tune && ./tile_tune [math|conv|postconv|all]
+//        cuda/tests/tile_tune.cu -o tile_tune && ./tile_tune [math|conv|conv2|conv3|conv5|conv6|conv7|postconv|all] [rounds]
 #include "common/arms/conv_scalar.h"
 #include "common/arms/conv_stream.h"
 #include "common/arms/conv_tile.h"
@@ -482,6 +482,25 @@ static std::vector<ConvVariant> conv_variants6() {
   };
 }
 
+// Set 7 (session 10): `stream-mufu` (the library's stream with the SiLU shortcut, Bf16ShortcutSilu, bits
+// equal to scalar's) around its launch shape: the register cap (m7 = 72 registers, m8 = 64), the ring depth
+// and the program length, beside the library's stream, same run.
+static std::vector<ConvVariant> conv_variants7() {
+  using conv::Bf16ShortcutSilu;
+  using conv::TileSilu;
+  return {
+      {"stream (library) d2 m7 c64", stream_variant<4, 4, 128, 7, TileSilu, 2>, 128, 4, 64, true, ring_smem(128, 2, 4, 4)},
+      {"stream-mufu (library) d2 m7 c64", stream_variant<4, 4, 128, 7, Bf16ShortcutSilu, 2>, 128, 4, 64, true, ring_smem(128, 2, 4, 4)},
+      {"mufu d2 m8 c64", stream_variant<4, 4, 128, 8, Bf16ShortcutSilu, 2>, 128, 4, 64, true, ring_smem(128, 2, 4, 4)},
+      {"mufu d4 m7 c64", stream_variant<4, 4, 128, 7, Bf16ShortcutSilu, 4>, 128, 4, 64, true, ring_smem(128, 4, 4, 4)},
+      {"mufu d4 m8 c64", stream_variant<4, 4, 128, 8, Bf16ShortcutSilu, 4>, 128, 4, 64, true, ring_smem(128, 4, 4, 4)},
+      {"mufu d2 m7 c32", stream_variant<4, 4, 128, 7, Bf16ShortcutSilu, 2>, 128, 4, 32, true, ring_smem(128, 2, 4, 4)},
+      {"mufu d2 m7 c128", stream_variant<4, 4, 128, 7, Bf16ShortcutSilu, 2>, 128, 4, 128, true, ring_smem(128, 2, 4, 4)},
+      {"mufu d0 m8 c64", stream_variant<4, 4, 128, 8, Bf16ShortcutSilu, 0>, 128, 4, 64, true},
+      {"mufu v8 d2 m4 c64", stream_variant<8, 4, 128, 4, Bf16ShortcutSilu, 2>, 128, 8, 64, true, ring_smem(128, 2, 4, 8)},
+  };
+}
+
 static void run_conv_profile(const std::vector<ConvVariant>& v) {
   g_profile = true;
   run_conv(v, -1);
@@ -507,6 +526,7 @@ int main(int argc, char** argv) {
   if (what == "conv3") run_conv(conv_variants3(), argc > 2 ? std::atoi(argv[2]) : 15);
   if (what == "conv5") run_conv(conv_variants5(), argc > 2 ? std::atoi(argv[2]) : 15);
   if (what == "conv6") run_conv(conv_variants6(), argc > 2 ? std::atoi(argv[2]) : 15);
+  if (what == "conv7") run_conv(conv_variants7(), argc > 2 ? std::atoi(argv[2]) : 15);
   if (what == "profile5") {  // one launch of each set-5 variant at 4B T = 8192 (for ncu)
     std::vector<ConvVariant> v = conv_variants5();
     run_conv_profile(v);

@@ -139,11 +139,12 @@ constexpr int32_t stream_ring_bytes(int ring) { return kThreads * ring * kStream
 
 // One thread of the arm with window variant WV, warp map MAP, a ring of D row groups (0: none; each group is
 // loaded into registers when it starts) and ROWS4 (q and k rows take their L2 scales 4 at a time,
-// head_l2_inv_rows4; else one row at a time, head_sumsq_lanes). The ring is the conv arm stream's
+// head_l2_inv_rows4; else one row at a time, head_sumsq_lanes), with the conv's SiLU policy S for whole
+// groups (conv_common.h: TileSilu; Bf16ShortcutSilu only where TC is bf16, on the GPU). The ring is the conv arm stream's
 // (conv_stream.h, async_copy.h): each thread copies its own next group into shared memory D - 1 groups
 // ahead and reads only what it copied, so no block barrier is involved and the host runs it as plain
 // copies; a launch with D > 0 needs stream_ring_bytes(D) of shared memory.
-template <class TX, class TC, class TQ, class M, int WV, int MAP, int D, bool ROWS4, class Ctx>
+template <class TX, class TC, class TQ, class M, int WV, int MAP, int D, bool ROWS4, class S, class Ctx>
 GDN_HD inline void stream_body(const Params& p, Ctx& t) {
   constexpr int W = WV == 2 ? conv::kMaxK : 4;
   constexpr int H = W - 1;
@@ -231,8 +232,8 @@ GDN_HD inline void stream_body(const Params& p, Ctx& t) {
   // q and k take the group's 4 L2 scales from head_l2_inv_rows4 (the planted seq-fold keeps finish_row's).
   auto group = [&](const float (&g)[R][kVec]) {
     float y[R][kVec];
-    const bool fast = conv::window_group<conv::TileSilu, W, R, kVec>(h, g, wr, bias, K, y);
-    conv::silu_group<conv::TileSilu>(y, fast);
+    const bool fast = conv::window_group<S, W, R, kVec>(h, g, wr, bias, K, y);
+    conv::silu_group<S>(y, fast);
     if (ROWS4 && qk && !seq_fold) {
       GDN_UNROLL
       for (int r = 0; r < R; ++r)
@@ -329,7 +330,7 @@ struct ArmStream {
 
   template <class TX, class TC, class TQ, class M, int V, class Ctx>
   GDN_HD static void body(const Params& p, Ctx& t) {
-    stream_body<TX, TC, TQ, M, V, kWarpTokens, 0, true>(p, t);
+    stream_body<TX, TC, TQ, M, V, kWarpTokens, 0, true, conv::TileSilu>(p, t);
   }
 };
 
