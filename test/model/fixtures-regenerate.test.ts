@@ -5,8 +5,10 @@
 //   checkpoint  weights come from an exact integer grid (numpy PCG64), not from arithmetic, so
 //               every shard, the index and config.json must be byte-identical on any machine.
 //   reference   HF's intermediates come from torch's CPU kernels, whose reduction orders follow
-//               the CPU's vector ISA (torch.backends.cpu.get_cpu_capability()). On the capability
-//               the fixtures were made with they must be byte-identical; on another one a GEMM or
+//               the CPU's vector ISA (torch.backends.cpu.get_cpu_capability()) and, as seen on two
+//               AVX512 machines of different models, on the CPU itself. On the CPU the fixtures were
+//               made on (capability and the generator's fingerprint: vendor, family, model, vector ISA
+//               flags) they must be byte-identical; on another one a GEMM or
 //               a mean may round differently, by about one bf16 ulp that later steps can carry
 //               forward, so there the computed tensors are compared within 2^-7 relative (two
 //               bf16 ulps) and the mismatch counts are printed. Inputs (ids, embedding rows) must
@@ -91,7 +93,7 @@ describe('Qwen3.5 fixtures regenerate from Hugging Face transformers', function 
     assert.deepEqual(a.checkpoint, b.checkpoint);
   });
 
-  it('HF\'s intermediates: identical on the same CPU capability, within 2 bf16 ulps relative on another', () => {
+  it('HF\'s intermediates: identical on the same CPU (capability, model and vector ISA), within 2 bf16 ulps relative on another', () => {
     compareReference(out, committed);
   });
 
@@ -108,12 +110,15 @@ function compareReference(out: string, committed: string): void {
   const fresh = SafetensorsFile.open(path.join(out, 'reference.safetensors'));
   const kept = SafetensorsFile.open(path.join(committed, 'reference.safetensors'));
   assert.deepEqual(fresh.names().sort(), kept.names().sort());
-  if (a.cpu_capability === b.cpu_capability) {
-    assert.ok(fs.readFileSync(path.join(out, 'reference.safetensors')).equals(fs.readFileSync(path.join(committed, 'reference.safetensors'))), 'reference.safetensors differs on the same CPU capability');
+  // ATen's capability alone does not decide the bits: two AVX512 machines of other models gave one bf16 ulp
+  // apart in 4 of 13 intermediates. Bit-identity is claimed only on the same CPU fingerprint.
+  assert.ok(typeof a.cpu === 'string' && a.cpu.length > 0, 'the fresh run records its CPU fingerprint');
+  if (a.cpu_capability === b.cpu_capability && a.cpu === b.cpu) {
+    assert.ok(fs.readFileSync(path.join(out, 'reference.safetensors')).equals(fs.readFileSync(path.join(committed, 'reference.safetensors'))), 'reference.safetensors differs on the same CPU');
     assert.deepEqual(a.reference, b.reference);
     return;
   }
-  console.log(`      CPU capability ${a.cpu_capability} for this run, ${b.cpu_capability} for the committed fixtures: comparing within tolerance`);
+  console.log(`      CPU ${a.cpu_capability} / ${a.cpu} for this run, ${b.cpu_capability} / ${b.cpu ?? 'not recorded'} for the committed fixtures: comparing within tolerance`);
   const counts: string[] = [];
   for (const name of kept.names()) {
     const x = fresh.read(name);
