@@ -3,6 +3,10 @@
 # on a machine with python3 but no Node.js and no Jupyter (the `notebooks` stage of
 # bench/gpu-session.sh; runnable anywhere for a local test):
 #   bash bench/notebook-stage.sh OUTDIR        (GDN_BACKEND=cuda|host, default cuda)
+# A notebook that compiles user arms (05-write-an-arm) needs the user-arm worker and compile recipe
+# (gdn_user_worker, gdn_user_build.json) beside the library, made by that machine's CMake: build libgdn
+# there (cmake -S cuda -B /tmp/gdn-build -DGDN_CUDA=ON ...; --target gdn gdn_user_worker) and set
+# GDN_LIBRARY=/tmp/gdn-build/libgdn.so; the bundle's libgdn.so alone serves the other notebooks.
 # Writes OUTDIR/notebooks-executed.tar.gz (the executed notebooks, report.json) and prints one line
 # per notebook with its wall time. Each notebook's first output and metadata.gdnlab.provenance name
 # the backend, device and revision (gdn.showRunInfo(), copied by `gdnlab notebooks run`).
@@ -47,7 +51,9 @@ command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,c
 echo "node $(node --version), python $("$PY" --version 2>&1), GDN_BACKEND=$GDN_BACKEND, GDN_LIBRARY=${GDN_LIBRARY:-default}, revision $GDN_REVISION"
 exe="$tmp/executed"
 rm -rf "$exe" && mkdir -p "$exe"
-node bin/gdnlab.js notebooks run --backend "$GDN_BACKEND" --timeout "${GDNLAB_CELL_TIMEOUT:-300}" --out "$exe" --json > "$exe/report.json"
+# GDNLAB_NOTEBOOKS="notebooks/05-write-an-arm.ipynb ...": only these (default: every notebooks/*.ipynb).
+# shellcheck disable=SC2086
+node bin/gdnlab.js notebooks run ${GDNLAB_NOTEBOOKS:-} --backend "$GDN_BACKEND" --timeout "${GDNLAB_CELL_TIMEOUT:-300}" --out "$exe" --json > "$exe/report.json"
 rc=$?
 node -e '
 const r = require(process.argv[1]);
