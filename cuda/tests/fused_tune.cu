@@ -1,21 +1,21 @@
 // fused_tune.cu — tuning bench of the fused arms' shared body (fused_stream.h, stream_body) on a GPU: not part
 // of libgdn, not run in CI.
 //
-// The knobs of stream_body that decide speed and not bits: the warp map (kWarpTokens: a block per head slot,
-// a warp per 16 tokens — the `stream` arm; kWarpHead: a block per 4 head slots, a warp per slot for the whole
-// 64-token program — `stream-ring`), the depth D of the per-thread row ring in shared memory (0: none), and
-// the register cap (__launch_bounds__ minimum resident blocks), and how q/k rows get their L2 scale (one row
-// at a time, or 4 rows at once: head_l2_inv_rows4). Each configuration runs the production body
-// (bf16 x, conv_dtype, q/k/v and gates; K = 4, Qwen3.5's width) on the Qwen3.5-4B (Hk = 16, Hv = 32) and 27B
-// (Hk = 16, Hv = 48) layouts at T = 2048, 8192, 32768 and on a varlen batch of 32 sequences; its q, k, v, g,
-// beta and final conv state are compared bit for bit with configuration 0 (`stream` as of b565c08, itself
-// proven equal to conv(scalar) -> post-conv(tree) by gdnlab check fused) BEFORE it is timed. Timing: CUDA
-// events around one launch, L2 flushed before each, configurations interleaved round by round, median of the
-// rounds, beside a device-to-device copy moving the same bytes (x, a, b read; q, k, v, g, beta written).
+// The knobs of stream_body that decide speed and not bits: how q/k rows get their L2 scale (one row at a time,
+// or 4 rows at once: head_l2_inv_rows4), the conv's SiLU policy (exact, or the bf16 shortcut of the conv arm
+// stream-mufu), and the register cap (__launch_bounds__ minimum resident blocks). Each configuration runs the
+// production body (bf16 x, conv_dtype, q/k/v and gates; K = 4, Qwen3.5's width) on the Qwen3.5-4B (Hk = 16,
+// Hv = 32) and 27B (Hk = 16, Hv = 48) layouts at T = 2048, 8192, 32768 and on a varlen batch of 32 sequences;
+// its q, k, v, g, beta and final conv state are compared bit for bit with configuration 0 (`stream` as of
+// b565c08, itself proven equal to conv(scalar) -> post-conv(tree) by gdnlab check fused) BEFORE it is timed.
+// Timing: CUDA events around one launch, L2 flushed before each, configurations interleaved round by round,
+// median of the rounds, beside a device-to-device copy moving the same bytes (x, a, b read; q, k, v, g, beta
+// written).
 //
-//   nvcc -O3 -std=c++17 --fmad=false -arch=sm_90 -Xptxas -v -Icuda/include -Icuda/src -Icuda/tests \
+//   nvcc -O3 -std=c++17 --fmad=false -arch=sm_90 -Icuda/include -Icuda/src -Icuda/tests \
 //        cuda/tests/fused_tune.cu -o fused_tune && ./fused_tune [rounds]
 #include "common/arms/fused_stream.h"
+#include "cuda_check.h"
 #include "splitmix.h"
 
 #include <algorithm>
@@ -25,45 +25,33 @@
 #include <string>
 #include <vector>
 
-#define CK(x)                                                                                  \
-  do {                                                                                         \
-    cudaError_t e_ = (x);                                                                      \
-    if (e_ != cudaSuccess) {                                                                   \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                            \
-    }                                                                                          \
-  } while (0)
 
 using namespace gdn;
 using conv::bf16_bits;
 
-template <int MAP, int D, int MINB, bool ROWS4, class S>
+template <int MINB, bool ROWS4, class S>
 __global__ void __launch_bounds__(fused::kThreads, MINB) tune_kernel(const fused::Params p, int64_t gx, int64_t gy) {
-  extern __shared__ __align__(16) float smem[];
-  exec::CudaThread<false> t{gx, gy, smem};
-  fused::stream_body<bf16_bits, bf16_bits, bf16_bits, NoMutant, 0, MAP, D, ROWS4, S>(p, t);
+  exec::CudaThread<false> t{gx, gy, nullptr};
+  fused::stream_body<bf16_bits, bf16_bits, bf16_bits, NoMutant, 0, ROWS4, S>(p, t);
 }
 
 struct Config {
   const char* name;
-  int map, ring, min_blocks;
   void (*kernel)(const fused::Params, int64_t, int64_t);
 };
-#define CFG(NAME, MAP, D, MINB, ROWS4, S) {NAME, MAP, D, MINB, &tune_kernel<MAP, D, MINB, ROWS4, S>}
+#define CFG(NAME, MINB, ROWS4, S) {NAME, &tune_kernel<MINB, ROWS4, S>}
 // ROWS4: q/k rows take their L2 scales 4 rows at a time (head_l2_inv_rows4) instead of one row at a time.
 // mufu: the conv arm stream-mufu's SiLU policy (Bf16ShortcutSilu: valid here, conv_dtype is bf16).
-// Sets run before (docs/BENCHMARKS.md, "Session 10"; this file at 7e5d158): the warp map kWarpHead with rings
-// of 2 and 4 groups, 6-8 blocks; 16 tokens per warp with rings of 4 groups.
+// Measured before with this file at 3011402 (docs/BENCHMARKS.md, "Session 10"): a warp per head slot for the
+// whole program (4 slots per block), and rows through a per-thread ring of asynchronous copies; both lost.
 using conv::Bf16ShortcutSilu;
 using conv::TileSilu;
 const Config kConfigs[] = {
-    CFG("stream @b565c08: 16 tok/warp, 6 blk, per-row norm", fused::kWarpTokens, 0, 6, false, TileSilu),
-    CFG("stream @7e5d158: 7 blk, rows4 norm", fused::kWarpTokens, 0, 7, true, TileSilu),
-    CFG("7 blk, rows4, mufu", fused::kWarpTokens, 0, 7, true, Bf16ShortcutSilu),
-    CFG("8 blk, rows4, mufu", fused::kWarpTokens, 0, 8, true, Bf16ShortcutSilu),
-    CFG("6 blk, rows4, mufu", fused::kWarpTokens, 0, 6, true, Bf16ShortcutSilu),
-    CFG("ring 4, 7 blk, rows4", fused::kWarpTokens, 4, 7, true, TileSilu),
-    CFG("ring 4, 7 blk, rows4, mufu", fused::kWarpTokens, 4, 7, true, Bf16ShortcutSilu),
+    CFG("stream @b565c08: 6 blk, per-row norm", 6, false, TileSilu),
+    CFG("stream (library): 7 blk, rows4 norm", 7, true, TileSilu),
+    CFG("7 blk, rows4, mufu", 7, true, Bf16ShortcutSilu),
+    CFG("8 blk, rows4, mufu", 8, true, Bf16ShortcutSilu),
+    CFG("6 blk, rows4, mufu", 6, true, Bf16ShortcutSilu),
 };
 constexpr int kNumConfigs = sizeof kConfigs / sizeof kConfigs[0];
 
@@ -100,8 +88,7 @@ int main(int argc, char** argv) {
   for (const Config& c : kConfigs) {
     cudaFuncAttributes fa;
     CK(cudaFuncGetAttributes(&fa, c.kernel));
-    std::printf("  config %-52s %3d registers, %4zu B local (spills), ring %2d KiB/block\n", c.name, fa.numRegs,
-                fa.localSizeBytes, c.ring * fused::kThreads * fused::kStreamRows * 8 / 1024);
+    std::printf("  config %-52s %3d registers, %4zu B local (spills)\n", c.name, fa.numRegs, fa.localSizeBytes);
   }
   void* flush;
   const size_t flush_bytes = (size_t)prop.l2CacheSize * 2;
@@ -192,9 +179,8 @@ int main(int argc, char** argv) {
     p.gates.g = static_cast<float*>(dg); p.gates.beta = static_cast<float*>(dbeta);
 
     auto launch = [&](const Config& c) {
-      const int64_t gx = c.map == fused::kWarpHead ? (p.slots + fused::kSlotsPerHeadBlock - 1) / fused::kSlotsPerHeadBlock : p.slots;
-      const size_t smem = (size_t)fused::stream_ring_bytes(c.ring);
-      c.kernel<<<(unsigned)(gx * nprog), fused::kThreads, smem>>>(p, gx, nprog);
+      const int64_t gx = p.slots;  // one block per (head slot, program), slots fastest, as fused.cu launches
+      c.kernel<<<(unsigned)(gx * nprog), fused::kThreads>>>(p, gx, nprog);
     };
     auto read = [&]() {
       Outputs o;

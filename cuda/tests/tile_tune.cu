@@ -23,6 +23,7 @@
 #include "common/arms/postconv_token_tile.h"
 #include "conv_tile_smem.h"
 #include "postconv_wide.h"
+#include "cuda_check.h"
 #include "splitmix.h"
 
 #include <algorithm>
@@ -32,14 +33,6 @@
 #include <string>
 #include <vector>
 
-#define CK(x)                                                                                  \
-  do {                                                                                         \
-    cudaError_t e_ = (x);                                                                      \
-    if (e_ != cudaSuccess) {                                                                   \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                            \
-    }                                                                                          \
-  } while (0)
 
 using namespace gdn;
 using conv::bf16_bits;

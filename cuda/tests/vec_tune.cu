@@ -6,6 +6,7 @@
 //
 //   nvcc -O3 -std=c++17 --fmad=false -arch=sm_90 -Icuda/include -Icuda/src -Icuda/src/common \
 //        cuda/tests/vec_tune.cu -o vec_tune && ./vec_tune
+#include "cuda_check.h"
 #include "common/arms/conv_vec.h"
 
 #include <algorithm>
@@ -14,14 +15,6 @@
 #include <cstring>
 #include <vector>
 
-#define CK(x)                                                                                    \
-  do {                                                                                           \
-    cudaError_t e_ = (x);                                                                        \
-    if (e_ != cudaSuccess) {                                                                     \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));   \
-      std::exit(1);                                                                              \
-    }                                                                                            \
-  } while (0)
 
 using namespace gdn;
 using conv::bf16_bits;

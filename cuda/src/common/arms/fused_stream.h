@@ -17,9 +17,7 @@
 // is the only reader of the old state, and it writes the final state after its own reads.
 #pragma once
 
-#include "common/arms/conv_tile.h"
 #include "common/arms/fused_common.h"
-#include "common/async_copy.h"
 
 namespace gdn {
 namespace fused {
@@ -123,46 +121,28 @@ GDN_HDI float head_sumsq_lanes_seq_fold(Ctx& t, const float (&x)[kVec]) {
 constexpr int kStreamWindowVariants = 3;
 GDN_HDI int stream_window_variant(const Params& p) { return p.K == 4 ? 0 : p.K < 4 ? 1 : 2; }
 
-// The body's knobs that decide speed and never bits, tuned on an H200 with cuda/tests/fused_tune.cu
-// (docs/BENCHMARKS.md, "Session 10"); the arm `stream` takes kWarpTokens, no ring, ROWS4.
-// How the warps of a block cover the (head slot, program) grid:
-//   kWarpTokens: a block is one head slot for one program; warp w takes tokens t0 + 16w .. + 15.
-//   kWarpHead: a block is 4 consecutive head slots for one program; warp w takes slot 4·bx + w for all the
-//     program's tokens (setup and halo once per 64 rows; a quarter of the warps). Measured 1.1-1.9x slower
-//     than kWarpTokens except at T = 32768: too few warps, each with a long serial chain.
-enum WarpMap { kWarpTokens = 0, kWarpHead = 1 };
-constexpr int kSlotsPerHeadBlock = kThreads / 32;  // kWarpHead: one head slot per warp
-
-// Shared memory of a kWarpHead block with a ring of `ring` row groups per thread, sized for f32 x (the
-// widest input: one 16-byte vector per row) so that one figure serves every dtype combination.
-constexpr int32_t stream_ring_bytes(int ring) { return kThreads * ring * kStreamRows * kVec * (int32_t)sizeof(float); }
-
-// One thread of the arm with window variant WV, warp map MAP, a ring of D row groups (0: none; each group is
-// loaded into registers when it starts) and ROWS4 (q and k rows take their L2 scales 4 at a time,
-// head_l2_inv_rows4; else one row at a time, head_sumsq_lanes), with the conv's SiLU policy S for whole
-// groups (conv_common.h: TileSilu; Bf16ShortcutSilu only where TC is bf16, on the GPU). The ring is the conv arm stream's
-// (conv_stream.h, async_copy.h): each thread copies its own next group into shared memory D - 1 groups
-// ahead and reads only what it copied, so no block barrier is involved and the host runs it as plain
-// copies; a launch with D > 0 needs stream_ring_bytes(D) of shared memory.
-template <class TX, class TC, class TQ, class M, int WV, int MAP, int D, bool ROWS4, class S, class Ctx>
+// One thread of the arm with window variant WV, ROWS4 (q and k rows take their L2 scales 4 at a time,
+// head_l2_inv_rows4; else one row at a time, head_sumsq_lanes) and the conv's SiLU policy S for whole
+// groups (conv_common.h: TileSilu; Bf16ShortcutSilu only where TC is bf16, on the GPU). ROWS4 and S decide
+// speed, never bits; the arm takes ROWS4 and TileSilu, and cuda/tests/fused_tune.cu times the others
+// (docs/BENCHMARKS.md, "Session 10", where a warp per head slot and rows through a shared-memory ring were
+// measured too, at 3011402, and lost).
+template <class TX, class TC, class TQ, class M, int WV, bool ROWS4, class S, class Ctx>
 GDN_HD inline void stream_body(const Params& p, Ctx& t) {
   constexpr int W = WV == 2 ? conv::kMaxK : 4;
   constexpr int H = W - 1;
   constexpr int R = kStreamRows;
-  constexpr int kWarpRows = MAP == kWarpHead ? kChunk : kStreamWarpTokens;
   const int tid = t.tid(), w = t.warp(), lane = t.lane();
   const Span s = program_span(p, t.by());
-  const int64_t slot_id = MAP == kWarpHead ? t.bx() * kSlotsPerHeadBlock + w : t.bx();
-  if (slot_id >= p.slots) return;  // kWarpHead: the last block's warps past the gates slot
-  const Slot slot = decode_slot(p, slot_id);
+  if (t.bx() >= p.slots) return;  // never with the plan's grid (one block per slot); a guard, not a case
+  const Slot slot = decode_slot(p, t.bx());
   if (slot.kind == kSlotGates) {
-    if (MAP == kWarpHead) gates_thread(p, s, lane, 32);
-    else gates_thread(p, s, tid, kThreads);
+    gates_thread(p, s, tid, kThreads);
     return;
   }
-  const int64_t tw = MAP == kWarpHead ? s.t0 : s.t0 + (int64_t)w * kStreamWarpTokens;  // the warp's first token
+  const int64_t tw = s.t0 + (int64_t)w * kStreamWarpTokens;  // the warp's first token
   const int64_t left = s.t1 - tw;
-  const int n = left <= 0 ? 0 : (left < kWarpRows ? (int)left : kWarpRows);  // warp-uniform
+  const int n = left <= 0 ? 0 : (left < kStreamWarpTokens ? (int)left : kStreamWarpTokens);  // warp-uniform
   if (n == 0) return;
   const int K = WV == 0 ? 4 : p.K;
   const TX* x = static_cast<const TX*>(p.x);
@@ -199,7 +179,7 @@ GDN_HD inline void stream_body(const Params& p, Ctx& t) {
   }
   // The final state, by the one thread that read the old state, after its reads: column j = the raw
   // input at row end - (K-1) + j, or the shifted old state before the start.
-  if (s.first && (MAP == kWarpHead || w == 0)) {
+  if (s.first && w == 0) {
     GDN_UNROLL
     for (int i = 0; i < kVec; ++i) {
       float* st = p.state + ((int64_t)s.seq * p.C + c0 + i) * (K - 1);
@@ -255,49 +235,12 @@ GDN_HD inline void stream_body(const Params& p, Ctx& t) {
   };
 
   int k = 0;
-  if constexpr (D > 0) {
-    // Whole groups through the ring, D - 1 groups ahead: each step refills the slot the previous step
-    // consumed, then waits for the oldest group; every step commits one copy group (empty past the
-    // warp's rows), so the wait count stays D - 1.
-    using Vec = conv::TileVec<TX, kVec>;
-    static_assert(D >= 2 && (D & (D - 1)) == 0, "the ring holds a power of two of at least 2 groups");
-    static_assert(sizeof(Vec) <= kVec * sizeof(float), "stream_ring_bytes sizes the ring for f32 vectors");
-    Vec* ring = static_cast<Vec*>(t.shared()) + tid;  // slot (d, r) of this thread: ring[(d·R + r)·kThreads]
-    const unsigned groups = (unsigned)(n / R);
-    const TX* src = xp;  // the next group to copy
-    auto issue = [&](unsigned gi) {
-      if (gi < groups) {
-        Vec* to = ring + (gi % D) * (R * kThreads);
-        GDN_UNROLL
-        for (int r = 0; r < R; ++r) exec::async_copy<(int)sizeof(Vec)>(to + r * kThreads, src + (int64_t)r * p.x_stride);
-        src += R * p.x_stride;
-      }
-      exec::async_commit();
-    };
+  for (; k + R <= n; k += R) {
+    float g[R][kVec];
     GDN_UNROLL
-    for (unsigned gi = 0; gi + 1 < (unsigned)D; ++gi) issue(gi);
-    for (unsigned gi = 0; gi < groups; ++gi, k += R) {
-      issue(gi + D - 1);
-      exec::async_wait<D - 1>();
-      const Vec* from = ring + (gi % D) * (R * kThreads);
-      float g[R][kVec];
-      GDN_UNROLL
-      for (int r = 0; r < R; ++r) {
-        const Vec v = from[r * kThreads];
-        GDN_UNROLL
-        for (int i = 0; i < kVec; ++i) g[r][i] = v.get(i);
-      }
-      group(g);
-    }
-    xp = src;
-  } else {
-    for (; k + R <= n; k += R) {
-      float g[R][kVec];
-      GDN_UNROLL
-      for (int r = 0; r < R; ++r) load4(xp + (int64_t)r * p.x_stride, g[r]);
-      group(g);
-      xp += R * p.x_stride;
-    }
+    for (int r = 0; r < R; ++r) load4(xp + (int64_t)r * p.x_stride, g[r]);
+    group(g);
+    xp += R * p.x_stride;
   }
   for (; k < n; ++k) {  // the last n mod 4 rows
     float v[kVec], y[kVec];
@@ -330,7 +273,7 @@ struct ArmStream {
 
   template <class TX, class TC, class TQ, class M, int V, class Ctx>
   GDN_HD static void body(const Params& p, Ctx& t) {
-    stream_body<TX, TC, TQ, M, V, kWarpTokens, 0, true, conv::TileSilu>(p, t);
+    stream_body<TX, TC, TQ, M, V, true, conv::TileSilu>(p, t);
   }
 };
 
