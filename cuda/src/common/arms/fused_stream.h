@@ -24,9 +24,9 @@ namespace fused {
 
 constexpr int kStreamWarpTokens = 16;  // tokens per warp (4 warps x 16 = the 64-token program)
 constexpr int kStreamRows = 4;         // rows per group
-// 7 resident blocks of 128 threads (registers capped at 72, no spills): with ROWS4, 9-13% less time than 6
-// blocks (80 registers) at T >= 8192 and 4-9% less at T = 2048 and on varlen batches; 8 blocks spill
-// (cuda/tests/fused_tune.cu, docs/BENCHMARKS.md "Session 10").
+// 7 resident blocks of 128 threads (registers capped at 72, no spills): with ROWS4, 4-5% less time than 6
+// blocks (80 registers) at T >= 8192 and 0-5% less at T = 2048 and on varlen batches; 8 blocks (64 registers)
+// spill and are slower (cuda/tests/fused_tune.cu, docs/BENCHMARKS.md "Session 10").
 constexpr int kStreamMinBlocks = 7;
 
 // The tree's sum of squares of one head row (Dk = 128) when lane l holds features 4l..4l+3 (x[0..3]).
