@@ -6,8 +6,9 @@
 // stream-mufu), and the register cap (__launch_bounds__ minimum resident blocks). Each configuration runs the
 // production body (bf16 x, conv_dtype, q/k/v and gates; K = 4, Qwen3.5's width) on the Qwen3.5-4B (Hk = 16,
 // Hv = 32) and 27B (Hk = 16, Hv = 48) layouts at T = 2048, 8192, 32768 and on a varlen batch of 32 sequences;
-// its q, k, v, g, beta and final conv state are compared bit for bit with configuration 0 (`stream` as of
-// b565c08, itself proven equal to conv(scalar) -> post-conv(tree) by gdnlab check fused) BEFORE it is timed.
+// its q, k, v, g, beta and final conv state are compared bit for bit with configuration 0 (the per-row
+// reduction at 6 blocks: the algorithm and launch shape of `stream` as of b565c08, proven equal to
+// conv(scalar) -> post-conv(tree) by gdnlab check fused) BEFORE it is timed.
 // Timing: CUDA events around one launch, L2 flushed before each, configurations interleaved round by round,
 // median of the rounds, beside a device-to-device copy moving the same bytes (x, a, b read; q, k, v, g, beta
 // written).
@@ -42,12 +43,13 @@ struct Config {
 #define CFG(NAME, MINB, ROWS4, S) {NAME, &tune_kernel<MINB, ROWS4, S>}
 // ROWS4: q/k rows take their L2 scales 4 rows at a time (head_l2_inv_rows4) instead of one row at a time.
 // mufu: the conv arm stream-mufu's SiLU policy (Bf16ShortcutSilu: valid here, conv_dtype is bf16).
-// Measured before with this file at 3011402 (docs/BENCHMARKS.md, "Session 10"): a warp per head slot for the
-// whole program (4 slots per block), and rows through a per-thread ring of asynchronous copies; both lost.
+// Measured before with this file's earlier versions (tuning calls 1-3 of session 10: docs/BENCHMARKS.md,
+// "Session 10"): a warp per head slot for the whole program (4 slots per block), and rows through a
+// per-thread ring of asynchronous copies; both lost.
 using conv::Bf16ShortcutSilu;
 using conv::TileSilu;
 const Config kConfigs[] = {
-    CFG("stream @b565c08: 6 blk, per-row norm", 6, false, TileSilu),
+    CFG("per-row norm, 6 blk (stream @b565c08)", 6, false, TileSilu),
     CFG("stream (library): 7 blk, rows4 norm", 7, true, TileSilu),
     CFG("7 blk, rows4, mufu", 7, true, Bf16ShortcutSilu),
     CFG("8 blk, rows4, mufu", 8, true, Bf16ShortcutSilu),

@@ -239,8 +239,8 @@ GDN_HDI float head_sumsq_seq_fold(Ctx& t, const float (&x)[kFeat]) {
 }
 
 // ----------------------------------------------------------------- the gates slot
-// Thread i of the `threads` that compute the gates slot (a block, or one warp of a kWarpHead block:
-// fused_stream.h) computes elements e = i, i + threads, ... of the program's [tokens, Hv] gate tile.
+// Thread i of the `threads` that compute the gates slot (the built-in arms: a whole block of kThreads)
+// computes elements e = i, i + threads, ... of the program's [tokens, Hv] gate tile.
 GDN_HDI void gates_thread(const Params& p, const Span& s, int i, int threads) {
   const int64_t n = (s.t1 - s.t0) * p.Hv;
   for (int64_t e = i; e < n; e += threads) {

@@ -10,7 +10,8 @@
 // row; on an H200 it ran at 3.1-3.5x a copy of its traffic (docs/BENCHMARKS.md). Here a warp covers a
 // whole head row, so the tree's levels are all across lanes: head_sumsq_lanes below does them in 8
 // shuffles, the same pairing as the tree (so the same bits), and head_l2_inv_rows4 does a group's 4 rows
-// in 18 shuffles with one L2 scale per lane instead of four (the tail rows take head_sumsq_lanes).
+// in 21 shuffles (18 for the sums, 3 to fetch the other rows' scales) with one L2 scale per lane instead
+// of 32 and four (the tail rows take head_sumsq_lanes).
 //
 // Ownership of the final state as in head-tile: only warp 0 of chunk 0 reaches back before the sequence
 // start (every other warp starts 16 >= K rows into its sequence), so its thread of (sequence, channel)
@@ -126,7 +127,7 @@ GDN_HDI int stream_window_variant(const Params& p) { return p.K == 4 ? 0 : p.K <
 // groups (conv_common.h: TileSilu; Bf16ShortcutSilu only where TC is bf16, on the GPU). ROWS4 and S decide
 // speed, never bits; the arm takes ROWS4 and TileSilu, and cuda/tests/fused_tune.cu times the others
 // (docs/BENCHMARKS.md, "Session 10", where a warp per head slot and rows through a shared-memory ring were
-// measured too, at 3011402, and lost).
+// measured too, in that session's tuning calls 1-3, and lost).
 template <class TX, class TC, class TQ, class M, int WV, bool ROWS4, class S, class Ctx>
 GDN_HD inline void stream_body(const Params& p, Ctx& t) {
   constexpr int W = WV == 2 ? conv::kMaxK : 4;
@@ -265,7 +266,7 @@ struct ArmStream {
   static constexpr ArmSpec spec = {
       "stream",
       "(head slot, 64-token program) blocks; a warp per 16 tokens, 4 consecutive features per lane, rows in "
-      "groups of 4, the tree-order sums of squares of a group's 4 rows in 18 shuffles and one L2 scale; the conv "
+      "groups of 4, the tree-order sums of squares of a group's 4 rows in 21 shuffles and one L2 scale per lane; the conv "
       "output never stored",
       kThreads, kStreamMinBlocks, 1, kChunk, 0, 0, 0, 0, 0, -1, GDN_ARM_SHUFFLE, kThreadsFixed, kLayoutNone};
   static constexpr int kVariants = kStreamWindowVariants;
