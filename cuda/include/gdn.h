@@ -154,7 +154,7 @@ typedef struct gdn_arm_info {
   char name[32];
   char description[224];
   int32_t threads_per_block;
-  int32_t per_block;          /* conv, update: channels per block; post-conv, fused: head slots per block */
+  int32_t per_block;          /* conv, update: channels per block; post-conv: head slots per block */
   int32_t tokens_per_program; /* conv: tokens per exact-mapping program, 0 = whole sequences only;
                                  post-conv: tokens per block */
   int32_t mappings;           /* conv: bit m set = gdn_conv_mapping m runs as asked (others run SEQUENCE) */
@@ -433,7 +433,7 @@ typedef struct gdn_fused_args {
 typedef struct gdn_fused_result {
   int32_t arm_ran;
   int32_t threads_per_block;
-  int32_t grid_x;             /* blocks across the 2*Hk + Hv + 1 head slots (the last computes the gates), per_block slots each */
+  int32_t grid_x;             /* head slots: 2*Hk + Hv + 1 (the last computes the gates) */
   int32_t grid_y;             /* programs: (sequence, 64-token chunk) pairs */
   int32_t tokens_per_program;
   int32_t reserved[3];

@@ -26,7 +26,6 @@
 #include <string>
 #include <vector>
 
-
 using namespace gdn;
 using conv::bf16_bits;
 

@@ -21,7 +21,7 @@ export interface ArmInfo {
   name: string;
   description: string;
   threadsPerBlock: number;
-  /** conv, conv-update: channels per block; postconv, fused: head slots per block. */
+  /** conv, conv-update: channels per block; postconv: head slots per block. */
   perBlock: number;
   /** conv: tokens per exact-mapping program (0: whole sequences only); postconv: tokens per block. */
   tokensPerProgram: number;

@@ -73,7 +73,7 @@ export interface FusedOptions extends PostconvShape {
 export interface FusedLaunch {
   arm: FusedArm;
   threadsPerBlock: number;
-  /** [blocks across the 2·Hk + Hv + 1 head slots (the arm's perBlock slots each; 1 for the built-in arms), programs] */
+  /** [head slots (2·Hk + Hv + 1), programs] */
   grid: [number, number];
   tokensPerProgram: number;
 }

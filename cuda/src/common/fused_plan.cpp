@@ -186,9 +186,7 @@ gdn_status fused_plan(gdn_backend* b, const gdn_fused_args* a, FusedPlan* plan) 
   std::memset(&plan->result, 0, sizeof plan->result);
   plan->result.arm_ran = a->arm;
   plan->result.threads_per_block = plan->arm->info.threads_per_block;
-  // An arm's blocks cover spec.per_block consecutive head slots each (1 for the built-in arms).
-  const int64_t per_block = plan->arm->info.per_block;
-  plan->result.grid_x = (int32_t)((slots + per_block - 1) / per_block);
+  plan->result.grid_x = (int32_t)slots;
   plan->result.grid_y = (int32_t)programs;
   plan->result.tokens_per_program = plan->arm->info.tokens_per_program;
 

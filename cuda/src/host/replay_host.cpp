@@ -93,7 +93,6 @@ gdn_status fused_run(gdn_backend* b, const FusedPlan& plan) {
   g.grid_x = plan.result.grid_x;
   g.grid_y = plan.result.grid_y;
   g.threads = plan.result.threads_per_block;
-  g.shared_bytes = (size_t)plan.arm->shared_bytes(plan.params.K);
   g.cooperative = plan.arm->cooperative();
   return replay(b, registry::kFused, *plan.arm, &plan.params, plan.combo, plan.build, plan.variant, g);
 }

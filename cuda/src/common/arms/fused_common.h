@@ -239,11 +239,10 @@ GDN_HDI float head_sumsq_seq_fold(Ctx& t, const float (&x)[kFeat]) {
 }
 
 // ----------------------------------------------------------------- the gates slot
-// Thread i of the `threads` that compute the gates slot (the built-in arms: a whole block of kThreads)
-// computes elements e = i, i + threads, ... of the program's [tokens, Hv] gate tile.
-GDN_HDI void gates_thread(const Params& p, const Span& s, int i, int threads) {
+// Thread tid of 128 computes elements e = tid, tid + 128, ... of the program's [tokens, Hv] gate tile.
+GDN_HDI void gates_thread(const Params& p, const Span& s, int tid) {
   const int64_t n = (s.t1 - s.t0) * p.Hv;
-  for (int64_t e = i; e < n; e += threads) {
+  for (int64_t e = tid; e < n; e += kThreads) {
     const int64_t tok = s.t0 + e / p.Hv, h = e % p.Hv;
     if (p.gate_bf16) postconv::gate_element<uint16_t>(p.gates, tok, h);
     else postconv::gate_element<float>(p.gates, tok, h);

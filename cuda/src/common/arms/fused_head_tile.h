@@ -31,7 +31,7 @@ struct ArmHeadTile {
     const Span s = program_span(p, t.by());
     const Slot slot = decode_slot(p, t.bx());
     if (slot.kind == kSlotGates) {
-      gates_thread(p, s, tid, kThreads);
+      gates_thread(p, s, tid);
       return;
     }
     const int g = tid / kLanes, j = tid % kLanes;

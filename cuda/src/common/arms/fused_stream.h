@@ -138,7 +138,7 @@ GDN_HD inline void stream_body(const Params& p, Ctx& t) {
   if (t.bx() >= p.slots) return;  // never with the plan's grid (one block per slot); a guard, not a case
   const Slot slot = decode_slot(p, t.bx());
   if (slot.kind == kSlotGates) {
-    gates_thread(p, s, tid, kThreads);
+    gates_thread(p, s, tid);
     return;
   }
   const int64_t tw = s.t0 + (int64_t)w * kStreamWarpTokens;  // the warp's first token
@@ -198,10 +198,14 @@ GDN_HD inline void stream_body(const Params& p, Ctx& t) {
   const bool qk = slot.kind != kSlotV;
   const bool no_round = M::is(p, kNoRound);
   const bool seq_fold = M::is(p, kSeqFold);
-  // Row done: round to the chain's conv_out dtype, the L2 norm for q and k, the store.
-  auto finish_row = [&](float (&y)[kVec], TQ* d) {
+  // A row's conv output rounded to the chain's conv_out dtype (both paths below).
+  auto round_row = [&](float (&y)[kVec]) {
     GDN_UNROLL
     for (int i = 0; i < kVec; ++i) y[i] = no_round ? y[i] : round_conv<TC>(y[i]);
+  };
+  // Row done: rounded, the L2 norm for q and k, the store.
+  auto finish_row = [&](float (&y)[kVec], TQ* d) {
+    round_row(y);
     if (qk) {
       const float inv = postconv::l2_inv(seq_fold ? head_sumsq_lanes_seq_fold(t, y) : head_sumsq_lanes(t, y, lane));
       GDN_UNROLL
@@ -217,9 +221,7 @@ GDN_HD inline void stream_body(const Params& p, Ctx& t) {
     conv::silu_group<S>(y, fast);
     if (ROWS4 && qk && !seq_fold) {
       GDN_UNROLL
-      for (int r = 0; r < R; ++r)
-        GDN_UNROLL
-        for (int i = 0; i < kVec; ++i) y[r][i] = no_round ? y[r][i] : round_conv<TC>(y[r][i]);
+      for (int r = 0; r < R; ++r) round_row(y[r]);
       float inv[R];
       head_l2_inv_rows4(t, y, lane, inv);
       GDN_UNROLL
