@@ -109,6 +109,10 @@ function define(op: ArmOp, spec: CommonSpec, contract: Record<string, unknown>, 
   if (typeof spec.name !== 'string' || !NAME_RE.test(spec.name)) throw new TypeError(`name: expected 1..31 of a-z, 0-9, '-', '_', '.', starting with a letter, got ${JSON.stringify(spec.name)}`);
   if (armTable(op).some((a) => !a.user && a.name === spec.name)) throw new TypeError(`name: '${spec.name}' is a built-in ${op} arm; choose another name`);
   if (typeof spec.source !== 'string' || spec.source.trim() === '') throw new TypeError(`arm '${spec.name}': source: expected the per-thread body as a string`);
+  // gdn_arm_info keeps 224 bytes with the NUL; libgdn would cut a longer text silently (built-in arms are held
+  // to the same bound at compile time: cuda/src/host/arms_host.h).
+  if (spec.description !== undefined && (typeof spec.description !== 'string' || Buffer.byteLength(spec.description, 'utf8') > 223))
+    throw new TypeError(`arm '${spec.name}': description: expected a string of at most 223 bytes in UTF-8, got ${typeof spec.description === 'string' ? `${Buffer.byteLength(spec.description, 'utf8')} bytes` : JSON.stringify(spec.description)}`);
   const threads = int(spec.threadsPerBlock, `arm '${spec.name}': threadsPerBlock`, 1, 1024, 128);
   const shared = int(spec.sharedBytes, `arm '${spec.name}': sharedBytes`, 0, 49152, 0);
   const limit = int(spec.timeLimitMs, `arm '${spec.name}': timeLimitMs`, 1, 3_600_000, 10000);

@@ -18,6 +18,9 @@ int arm_variant(const void* p) {
 template <class Params, class Arm>
 Entry arm_entry(int32_t op, int32_t id) {
   static_assert(Arm::kVariants >= 1 && Arm::kVariants <= kMaxVariants, "variants");
+  static_assert(text_length(Arm::spec.name) < sizeof(gdn_arm_info::name), "an arm's name must fit gdn_arm_info::name");
+  static_assert(text_length(Arm::spec.description) < sizeof(gdn_arm_info::description),
+                "an arm's description must fit gdn_arm_info::description (224 bytes with its NUL)");
   Entry e;
   info_from_spec(Arm::spec, op, id, &e.info);
   e.threads_rule = Arm::spec.threads_rule;

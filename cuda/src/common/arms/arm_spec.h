@@ -13,6 +13,7 @@
 // read that list.
 #pragma once
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/exec.h"
@@ -66,6 +67,10 @@ struct ArmSpec {
   // mapping's bits do not depend on the program length (docs/SPEC.md §3.4), only its speed does.
   int32_t short_batch_tokens_per_program = 0;
 };
+
+// Characters of a text before its NUL, at compile time: a built-in arm's name and description must fit the ABI's
+// gdn_arm_info fields whole (arms_host.h checks), since copying them truncates silently.
+constexpr size_t text_length(const char* s) { return *s ? 1 + text_length(s + 1) : 0; }
 
 constexpr uint32_t kAllMappings = (1u << GDN_MAP_EXACT) | (1u << GDN_MAP_EXACT_RACY) | (1u << GDN_MAP_SEQUENCE);
 constexpr uint32_t kWholeSequences = 1u << GDN_MAP_SEQUENCE;

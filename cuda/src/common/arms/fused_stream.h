@@ -267,9 +267,8 @@ GDN_HD inline void stream_body(const Params& p, Ctx& t) {
 struct ArmStream {
   static constexpr ArmSpec spec = {
       "stream",
-      "(head slot, 64-token program) blocks; a warp per 16 tokens, 4 consecutive features per lane, rows in "
-      "groups of 4, the tree-order sums of squares of a group's 4 rows in 21 shuffles and one L2 scale per lane; the conv "
-      "output never stored",
+      "(head slot, 64-token program) blocks; a warp per 16 tokens, 4 features per lane, rows in groups of 4; a "
+      "group's 4 tree-order sums of squares in 21 shuffles, one L2 scale per lane; the conv output never stored",
       kThreads, kStreamMinBlocks, 1, kChunk, 0, 0, 0, 0, 0, -1, GDN_ARM_SHUFFLE, kThreadsFixed, kLayoutNone};
   static constexpr int kVariants = kStreamWindowVariants;
   static int variant(const Params& p) { return stream_window_variant(p); }
