@@ -14,7 +14,7 @@
 //   3. postconv: see postconv_tune in this file.
 //
 //   nvcc -O3 -std=c++17 --fmad=false -arch=sm_90 -Xptxas -v -Icuda/include -Icuda/src -Icuda/src/common -Icuda/tests \
-//        cuda/tests/tile_tune.cu -o tile_tune && ./tile_tune [math|conv|conv2|conv3|conv5|conv6|conv7|postconv|all] [rounds]
+//        cuda/tests/tile_tune.cu -o tile_tune && ./tile_tune [math|conv|conv2|conv3|conv5|conv6|conv7|conv8|postconv|all] [rounds]
 #include "common/arms/conv_scalar.h"
 #include "common/arms/conv_stream.h"
 #include "common/arms/conv_tile.h"
@@ -204,13 +204,17 @@ static double median(std::vector<float> v) {
 }
 
 static bool g_profile = false;  // one shape (4B T = 8192), no validation copies kept, 0 timed rounds
+static bool g_more_shapes = false;  // set 8: T = 4096 and 16384 and a 16-sequence varlen batch of 8192 too
 static void run_conv(const std::vector<ConvVariant>& vars, int rounds) {
   std::vector<ConvShape> shapes;
   if (g_profile) shapes.push_back({"4B T=8192", 8192, {8192}});
   else for (int64_t C : {8192, 10240}) {
     const char* m = C == 8192 ? "4B" : "27B";
-    for (int32_t T : {2048, 8192, 32768}) shapes.push_back({std::string(m) + " T=" + std::to_string(T), C, {T}});
+    std::vector<int32_t> lengths = {2048, 8192, 32768};
+    if (g_more_shapes) lengths = {2048, 4096, 8192, 16384, 32768};
+    for (int32_t T : lengths) shapes.push_back({std::string(m) + " T=" + std::to_string(T), C, {T}});
     shapes.push_back({std::string(m) + " varlen 32x/2048", C, varlen_lengths(2048, 32, 2048)});
+    if (g_more_shapes) shapes.push_back({std::string(m) + " varlen 16x/8192", C, varlen_lengths(8192, 16, 8192)});
   }
   int l2 = 0;
   CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
@@ -224,6 +228,7 @@ static void run_conv(const std::vector<ConvVariant>& vars, int rounds) {
   for (const auto& sh : shapes) std::printf(" %14s", sh.name.c_str());
   std::printf("\n");
   std::vector<std::vector<std::string>> cells(vars.size() + 1, std::vector<std::string>(shapes.size()));
+  std::vector<std::vector<unsigned>> blocks(vars.size(), std::vector<unsigned>(shapes.size()));
   for (size_t si = 0; si < shapes.size(); ++si) {
     const ConvShape& sh = shapes[si];
     const int64_t C = sh.C, K = 4, N = (int64_t)sh.lengths.size();
@@ -304,6 +309,7 @@ static void run_conv(const std::vector<ConvVariant>& vars, int rounds) {
     std::vector<std::string> verdict(vars.size());
     for (size_t v = 0; v < vars.size(); ++v) {
       ps[v] = params(vars[v].threads, vars[v].lanes, vars[v].chunk, &progs[v], &nb[v]);
+      blocks[v][si] = nb[v];
       CK(cudaMemcpy(state, hstate.data(), hstate.size() * 4, cudaMemcpyHostToDevice));
       CK(cudaMemset(out, 0xff, xn * 2));
       vars[v].kernel<<<nb[v], vars[v].threads, vars[v].smem>>>(ps[v]);
@@ -365,6 +371,21 @@ static void run_conv(const std::vector<ConvVariant>& vars, int rounds) {
       std::printf("%-26s %5d %4d", vars[v].name, attr.numRegs, per_sm);
     }
     for (size_t si = 0; si < shapes.size(); ++si) std::printf(" %17s", cells[v][si].c_str());
+    std::printf("\n");
+  }
+  // Blocks per launch, and what they are in waves of the resident blocks (SMs x blocks per SM).
+  int sms = 0;
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  std::printf("\n== blocks per launch (waves = blocks / (SMs x resident blocks per SM))\n");
+  for (size_t v = 0; v < vars.size(); ++v) {
+    int per_sm = 0;
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, vars[v].kernel, vars[v].threads, vars[v].smem));
+    std::printf("%-26s %5s %4d", vars[v].name, "", per_sm);
+    for (size_t si = 0; si < shapes.size(); ++si) {
+      char b[48];
+      std::snprintf(b, sizeof b, "%u %.2fw", blocks[v][si], (double)blocks[v][si] / (sms * std::max(per_sm, 1)));
+      std::printf(" %17s", b);
+    }
     std::printf("\n");
   }
   CK(cudaFree(flush));
@@ -494,6 +515,21 @@ static std::vector<ConvVariant> conv_variants7() {
   };
 }
 
+// Set 8: stream-mufu as the library builds it (ring of 2 groups, 7 blocks per SM) at program lengths from 16
+// to 128 tokens, on more sequence lengths: how the launch's waves (blocks over resident blocks) set the time,
+// for a program length fitted to the GPU's resident blocks (docs/BENCHMARKS.md, "Session 11").
+static std::vector<ConvVariant> conv_variants8() {
+  using conv::Bf16ShortcutSilu;
+  static std::vector<std::string> names;
+  const int chunks[] = {16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 72, 80, 96, 128};
+  names.clear();
+  for (int c : chunks) names.push_back("mufu d2 m7 c" + std::to_string(c));
+  std::vector<ConvVariant> v;
+  for (size_t i = 0; i < names.size(); ++i)
+    v.push_back({names[i].c_str(), stream_variant<4, 4, 128, 7, Bf16ShortcutSilu, 2>, 128, 4, chunks[i], true, ring_smem(128, 2, 4, 4)});
+  return v;
+}
+
 static void run_conv_profile(const std::vector<ConvVariant>& v) {
   g_profile = true;
   run_conv(v, -1);
@@ -520,6 +556,10 @@ int main(int argc, char** argv) {
   if (what == "conv5") run_conv(conv_variants5(), argc > 2 ? std::atoi(argv[2]) : 15);
   if (what == "conv6") run_conv(conv_variants6(), argc > 2 ? std::atoi(argv[2]) : 15);
   if (what == "conv7") run_conv(conv_variants7(), argc > 2 ? std::atoi(argv[2]) : 15);
+  if (what == "conv8") {
+    g_more_shapes = true;
+    run_conv(conv_variants8(), argc > 2 ? std::atoi(argv[2]) : 15);
+  }
   if (what == "profile5") {  // one launch of each set-5 variant at 4B T = 8192 (for ncu)
     std::vector<ConvVariant> v = conv_variants5();
     run_conv_profile(v);
