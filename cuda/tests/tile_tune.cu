@@ -14,13 +14,14 @@
 //   3. postconv: see postconv_tune in this file.
 //
 //   nvcc -O3 -std=c++17 --fmad=false -arch=sm_90 -Xptxas -v -Icuda/include -Icuda/src -Icuda/src/common -Icuda/tests \
-//        cuda/tests/tile_tune.cu -o tile_tune && ./tile_tune [math|conv|conv2|conv3|conv5|conv6|conv7|conv8|postconv|all] [rounds]
+//        cuda/tests/tile_tune.cu -o tile_tune && ./tile_tune [math|conv|conv2|conv3|conv5|conv6|conv7|conv8|postconv|postconv2|all] [rounds]
 #include "common/arms/conv_scalar.h"
 #include "common/arms/conv_stream.h"
 #include "common/arms/conv_tile.h"
 #include "common/arms/conv_vec.h"
 #include "common/arms/postconv_common.h"
 #include "common/arms/postconv_token_tile.h"
+#include "common/arms/postconv_vec_tile.h"
 #include "conv_tile_smem.h"
 #include "postconv_wide.h"
 #include "cuda_check.h"
@@ -536,7 +537,7 @@ static void run_conv_profile(const std::vector<ConvVariant>& v) {
 }
 
 // ================================================================= 3. postconv
-void run_postconv(int rounds);  // postconv_tune.inc
+void run_postconv(int rounds, int set);  // postconv_tune.inc
 
 #include "postconv_tune.inc"
 
@@ -572,6 +573,7 @@ int main(int argc, char** argv) {
     std::vector<ConvVariant> v = conv_variants2();
     run_conv_profile(v);
   }
-  if (what == "postconv" || what == "all") run_postconv(argc > 2 ? std::atoi(argv[2]) : 15);
+  if (what == "postconv" || what == "all") run_postconv(argc > 2 ? std::atoi(argv[2]) : 15, 1);
+  if (what == "postconv2") run_postconv(argc > 2 ? std::atoi(argv[2]) : 15, 2);
   return 0;
 }
