@@ -115,18 +115,6 @@ gdn_status open(gdn_backend* b, int32_t ordinal) {
       cs->pinned = nullptr;  // optional: small reads then take the pageable path
       cudaGetLastError();
     }
-    // The upload staging ring, optional too: without it every upload takes the pageable path.
-    void* ring = nullptr;
-    bool ok = cudaMallocHost(&ring, CudaState::kStagingSlots * CudaState::kStagingSlotBytes) == cudaSuccess;
-    for (int i = 0; ok && i < CudaState::kStagingSlots; ++i)
-      ok = cudaEventCreateWithFlags(&cs->staging_done[i], cudaEventDisableTiming) == cudaSuccess;
-    if (ok) cs->staging = static_cast<char*>(ring);
-    else {
-      if (ring) cudaFreeHost(ring);
-      for (int i = 0; i < CudaState::kStagingSlots; ++i)
-        if (cs->staging_done[i]) cudaEventDestroy(cs->staging_done[i]), cs->staging_done[i] = nullptr;
-      cudaGetLastError();
-    }
   }
   b->cuda = cs;
   if (st != GDN_OK) {
@@ -143,9 +131,6 @@ void close(gdn_backend* b) {
   if (cs->stream) cudaStreamSynchronize(cs->stream);
   if (cs->flush) cudaFree(cs->flush);
   if (cs->pinned) cudaFreeHost(cs->pinned);
-  if (cs->staging) cudaFreeHost(cs->staging);
-  for (int i = 0; i < CudaState::kStagingSlots; ++i)
-    if (cs->staging_done[i]) cudaEventDestroy(cs->staging_done[i]);
   if (cs->ev_start) cudaEventDestroy(cs->ev_start);
   if (cs->ev_stop) cudaEventDestroy(cs->ev_stop);
   if (cs->stream) cudaStreamDestroy(cs->stream);
@@ -299,30 +284,6 @@ gdn_status copy(gdn_backend* b, uint64_t dst, uint64_t src, uint64_t bytes) {
 }
 
 }  // namespace cuda
-
-namespace {
-// The staging slot for an upload of `bytes`, or -1 for the pageable path: no ring, too long, or the
-// next slot's previous copy not yet run. Slots are taken in turn, so a slot still in flight means
-// kStagingSlots uploads are queued behind work the stream has not reached: waiting would stall the
-// caller for that work, and the pageable path costs a few µs.
-int staging_slot(CudaState* cs, size_t bytes) {
-  if (cs->staging == nullptr || bytes == 0 || bytes > CudaState::kStagingSlotBytes) return -1;
-  const int i = cs->staging_next;
-  if (cs->staging_in_flight[i]) {
-    const cudaError_t q = cudaEventQuery(cs->staging_done[i]);
-    if (q != cudaSuccess) {
-      // cudaErrorNotReady is not an error; clear it if the runtime kept it. Any other status is an
-      // earlier launch's failure, which the op's own checks and the next synchronize report.
-      if (q == cudaErrorNotReady && cudaPeekAtLastError() == cudaErrorNotReady) cudaGetLastError();
-      return -1;
-    }
-    cs->staging_in_flight[i] = false;
-  }
-  cs->staging_next = (i + 1) % CudaState::kStagingSlots;
-  return i;
-}
-}  // namespace
-
 gdn_status upload_program_list(gdn_backend* b, const std::vector<int32_t>& programs, std::shared_ptr<void>* owner,
                                const int32_t** device, const char* op) {
   gdn_status st = cuda_bind(b);
@@ -339,17 +300,7 @@ gdn_status upload_program_list(gdn_backend* b, const std::vector<int32_t>& progr
   *device = static_cast<const int32_t*>(d);
   char what[64];
   std::snprintf(what, sizeof what, "%s: upload of the program list", op);
-  CudaState* cs = cuda_state(b);
-  const int slot = staging_slot(cs, bytes);
-  if (slot < 0) return cuda_check(b, cudaMemcpyAsync(d, programs.data(), bytes, cudaMemcpyHostToDevice, cs->stream), what);
-  char* src = cs->staging + (size_t)slot * CudaState::kStagingSlotBytes;
-  std::memcpy(src, programs.data(), bytes);
-  st = cuda_check(b, cudaMemcpyAsync(d, src, bytes, cudaMemcpyHostToDevice, cs->stream), what);
-  if (st == GDN_OK) st = cuda_check(b, cudaEventRecord(cs->staging_done[slot], cs->stream), what);
-  // Marked in flight even after a failed record: the slot is then only reused once a query says
-  // the event has completed, never on a guess.
-  cs->staging_in_flight[slot] = true;
-  return st;
+  return cuda_check(b, cudaMemcpyAsync(d, programs.data(), bytes, cudaMemcpyHostToDevice, cuda_state(b)->stream), what);
 }
 
 }  // namespace gdn

@@ -22,19 +22,6 @@ struct CudaState {
   // staging path and costs several µs more per call. Used under the backend's exec lock only.
   void* pinned = nullptr;
   size_t pinned_bytes = 0;
-  // Pinned staging for the uploads an op makes without waiting (program lists and host offsets,
-  // upload_program_list). From pageable memory cudaMemcpyAsync first copies the bytes into the
-  // driver's own staging buffer; the conv's native call cost about 10 µs more than post-conv's,
-  // which uploads nothing (docs/BENCHMARKS.md, "Where a small op's time goes on CUDA"). Slot i may
-  // be written again once staging_done[i] has completed, i.e. the copy out of it has run; a call
-  // that finds its slot still in flight takes the pageable path instead of waiting. Used under the
-  // backend's exec lock only.
-  static constexpr int kStagingSlots = 8;
-  static constexpr size_t kStagingSlotBytes = 4096;  // 512 programs, or fewer with host offsets
-  char* staging = nullptr;
-  cudaEvent_t staging_done[kStagingSlots] = {};
-  bool staging_in_flight[kStagingSlots] = {};
-  int staging_next = 0;
 };
 
 inline CudaState* cuda_state(gdn_backend* b) { return static_cast<CudaState*>(b->cuda); }
@@ -56,11 +43,9 @@ inline gdn_status cuda_bind(gdn_backend* b) { return cuda_check(b, cudaSetDevice
 // A plan's program list (sequence, chunk pairs) on the device: a block of the buffer cache, not a
 // cudaMalloc/cudaFree per call (cudaFree synchronises the device), uploaded on the backend's stream with
 // no wait. *owner gives the block back to the cache when the plan goes, which is safe in stream order
-// (common/buffer_cache.h). A list of up to CudaState::kStagingSlotBytes goes through a free slot of
-// the pinned staging ring, a longer one (or one that finds its slot in flight) from the vector's
-// pageable memory; either way the copy returns once the source is staged, so the vector may change
-// afterwards, and the launch that reads the list follows it on the stream. `op` names the op in errors
-// ("conv", "fused").
+// (common/buffer_cache.h). From pageable memory the copy returns once the source is staged, so the
+// vector may change afterwards; the launch that reads the list follows it on the stream. `op` names the
+// op in errors ("conv", "fused").
 gdn_status upload_program_list(gdn_backend* b, const std::vector<int32_t>& programs, std::shared_ptr<void>* owner,
                                const int32_t** device, const char* op);
 
