@@ -36,7 +36,7 @@ extern "C" {
 #define GDN_API __attribute__((visibility("default")))
 #endif
 
-#define GDN_ABI_VERSION 4
+#define GDN_ABI_VERSION 5
 /* The arithmetic version of the deterministic functions every arm computes with (docs/SPEC.md §9.1). */
 #define GDN_ARITH_VERSION 2
 
@@ -420,7 +420,7 @@ typedef struct gdn_fused_args {
   gdn_addr x;                /* [T, x_row_stride], 8-byte (bf16) or 16-byte (f32) aligned */
   gdn_addr weight;           /* [C, K] */
   gdn_addr bias;             /* [C] or 0 */
-  gdn_addr query_start_loc;  /* [N+1] int32, 0 = qsl[0] <= ... <= qsl[N] = T */
+  gdn_addr query_start_loc;  /* [N+1] int32, 0 = qsl[0] <= ... <= qsl[N] = T; 0 when query_start_loc_host is given */
   gdn_addr has_initial_state; /* [N] his_dtype, or 0 */
   gdn_addr conv_state;       /* [N, C, K-1] f32, read and written in place */
   gdn_addr a, b;             /* first element of row 0 of each */
@@ -428,6 +428,10 @@ typedef struct gdn_fused_args {
   gdn_addr q, k;             /* [T, Hk, Dk] qkv_dtype, aligned like x */
   gdn_addr v;                /* [T, Hv, Dv] qkv_dtype, aligned like x */
   gdn_addr g, beta;          /* [T, Hv] f32 */
+  /* The offsets as a host array of N+1 int32, or NULL: as gdn_conv_args.query_start_loc_host (query_start_loc
+   * must then be 0; libgdn plans from this copy and puts it on the device itself, with no read-back). Read during
+   * the call only. */
+  const int32_t* query_start_loc_host;
 } gdn_fused_args;
 
 typedef struct gdn_fused_result {

@@ -406,6 +406,13 @@ export async function overheadCases(backend: Backend, shape: OverheadShape): Pro
     kernel: fuKernel,
     call: () => fused.forwardSync(fuIn, { ...fuOpts, inPlace: true, out: fuOut }).release(),
   });
+  cases.push({
+    op: `fused.forward stream T=${T} Hk=${dims.Hk} Hv=${dims.Hv} bf16`,
+    variant: 'forwardSync, offsets as host numbers, out reused, state in place',
+    kernel: fuKernel,
+    call: () => fused.forwardSync({ ...fuIn, queryStartLoc: offsets }, { ...fuOpts, inPlace: true, out: fuOut }).release(),
+    note: 'libgdn plans from the host copy: no read-back of query_start_loc',
+  });
 
   // matmul: [M, Kd] · [N, Kd]ᵀ, bf16 in, f32 out (wall time only: gdn_time_ops has no matmul op).
   const { M, N, Kd } = shape;

@@ -13,7 +13,7 @@ import { structEncoder, structDecoder } from './struct-codec';
 /** A bound native function (sync call, or .async with a node-style callback). */
 export type Fn = ((...args: unknown[]) => unknown) & { async: (...args: unknown[]) => void };
 
-export const ABI_VERSION = 4;
+export const ABI_VERSION = 5;
 
 export { projectRoot } from '../paths';
 import { projectRoot } from '../paths';
@@ -196,6 +196,7 @@ export const FusedArgsT = koffi.struct('gdn_fused_args', {
   v: 'uint64_t',
   g: 'uint64_t',
   beta: 'uint64_t',
+  query_start_loc_host: 'uint64_t', // const int32_t*, as gdn_conv_args's
 });
 
 export const FusedResultT = koffi.struct('gdn_fused_result', {
@@ -362,6 +363,7 @@ export interface FusedArgs {
   x: number; weight: number; bias: number; query_start_loc: number; has_initial_state: number; conv_state: number;
   a: number; b: number; A_log: number; dt_bias: number;
   q: number; k: number; v: number; g: number; beta: number;
+  query_start_loc_host: number;
 }
 export interface FusedResultStruct { arm_ran: number; threads_per_block: number; grid_x: number; grid_y: number; tokens_per_program: number }
 export interface UserArmDesc {

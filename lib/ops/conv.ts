@@ -275,7 +275,22 @@ export function checkTaps(inputs: { weight: Tensor; bias?: Tensor | null }, x: T
  * calls), 'device' — uploaded like any input (timing runs, which replay the launch later). A host copy
  * spares libgdn the device-to-host read-back of the offsets (docs/SPEC.md §3.1, "the offsets' two routes").
  */
-type OffsetsPath = 'scratch' | 'fresh' | 'device';
+export type OffsetsPath = 'scratch' | 'fresh' | 'device';
+
+/**
+ * The two fields of a prefill op's arguments that carry the offsets, for one call on `path`: the host
+ * copy's address (query_start_loc_host) when the offsets are on the host and the path allows it, else
+ * the offsets staged on the backend (query_start_loc). A 'fresh' copy is pushed on `natives` for the
+ * caller to free after the call. Shared by conv.forward and fused.forward.
+ */
+export function stageOffsets(offsets: ReturnType<typeof expectOffsets>, path: OffsetsPath, staging: Staging, natives: unknown[]): { query_start_loc: number; query_start_loc_host: number } {
+  const host = path !== 'device' ? offsets.host : null;
+  if (!host) return { query_start_loc: staging.input(offsets.tensor()).addr, query_start_loc_host: 0 };
+  if (path === 'scratch') return { query_start_loc: 0, query_start_loc_host: scratchInt32(host) };
+  const m = allocInt32(host);
+  natives.push(m.mem);
+  return { query_start_loc: 0, query_start_loc_host: m.addr };
+}
 
 function prepare(inputs: ConvInputs, opts: ConvOptions, offsetsPath: OffsetsPath): PreparedConv {
   if (!inputs || typeof inputs !== 'object') throw new TypeError(`inputs: expected { x, weight, queryStartLoc, convState, … }, got ${describe(inputs)}`);
@@ -329,15 +344,7 @@ function prepare(inputs: ConvInputs, opts: ConvOptions, offsetsPath: OffsetsPath
     const dx = staging.input(x);
     const dw = staging.input(weight);
     const db = bias ? staging.input(bias) : null;
-    const hostOffsets = offsetsPath !== 'device' ? offsets.host : null;
-    let offsetsAddr = 0;
-    if (hostOffsets && offsetsPath === 'scratch') offsetsAddr = scratchInt32(hostOffsets);
-    if (hostOffsets && offsetsPath === 'fresh') {
-      const m = allocInt32(hostOffsets);
-      natives.push(m.mem);
-      offsetsAddr = m.addr;
-    }
-    const dq = hostOffsets ? null : staging.input(offsets.tensor());
+    const qsl = stageOffsets(offsets, offsetsPath, staging, natives);
     const dh = his ? staging.input(his) : null;
     const dstate = opts.inPlace ? state : givenState ? staging.copyInto(givenState, state) : staging.mutableCopy(state);
     const out = givenOut ?? staging.output([T, C], outDtype);
@@ -348,7 +355,7 @@ function prepare(inputs: ConvInputs, opts: ConvOptions, offsetsPath: OffsetsPath
       x: dx.addr,
       weight: dw.addr,
       bias: db ? db.addr : 0,
-      query_start_loc: dq ? dq.addr : 0,
+      query_start_loc: qsl.query_start_loc,
       has_initial_state: dh ? dh.addr : 0,
       conv_state: dstate.addr,
       out: out.addr,
@@ -357,7 +364,7 @@ function prepare(inputs: ConvInputs, opts: ConvOptions, offsetsPath: OffsetsPath
       mutant: mutant ? CONV_MUTANTS.indexOf(mutant) + 1 : 0,
       widen_cycles: widen,
       schedule: scheduleStruct(opts.schedule, natives),
-      query_start_loc_host: offsetsAddr,
+      query_start_loc_host: qsl.query_start_loc_host,
     };
     return { args, out, convState: dstate, staging, natives, stateIsCaller: !!opts.inPlace || !!givenState, outIsCaller: !!givenOut, requested: { arm, mapping }, backend };
   } catch (e) {

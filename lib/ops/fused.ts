@@ -6,7 +6,7 @@
 import { describe } from '../dtype';
 import { Tensor } from '../tensor';
 import { Backend, NativeOp } from '../backend';
-import { FusedArgs, FusedResultStruct, fusedArgsCodec, fusedResultCodec } from '../native/gdn';
+import { FusedArgs, FusedResultStruct, freeNative, fusedArgsCodec, fusedResultCodec } from '../native/gdn';
 import * as conv from './conv';
 import * as postconv from './postconv';
 import { armId, armName, armNames } from './arms';
@@ -103,12 +103,15 @@ interface Prepared {
   convState: Tensor;
   stateIsCaller: boolean;
   staging: Staging;
+  natives: unknown[];  // native memory of this call (a fresh host copy of the offsets), freed after it
   backend: Backend;
   arm: FusedArm;
   mutant: FusedMutant | null;
 }
 
-function prepare(inputs: FusedInputs, opts: FusedOptions): Prepared {
+// offsetsPath: as conv.forward's (conv.OffsetsPath) — offsets given as numbers travel as a host copy
+// (no upload by TypeScript, no read-back by libgdn) except in timing runs, which replay the launch later.
+function prepare(inputs: FusedInputs, opts: FusedOptions, offsetsPath: conv.OffsetsPath): Prepared {
   if (!inputs || typeof inputs !== 'object') throw new TypeError(`inputs: expected { x, weight, queryStartLoc, convState, a, b, ALog, dtBias, … }, got ${describe(inputs)}`);
   const arm = armName('fused', armId('fused', opts.arm ?? DEFAULT_FUSED_ARM));
   const convDtype = expectChoice(opts.convDtype ?? 'f32', 'convDtype', ['f32', 'bf16'] as const);
@@ -132,7 +135,6 @@ function prepare(inputs: FusedInputs, opts: FusedOptions): Prepared {
   const { weight, K, bias } = conv.checkTaps(inputs, x, C);
   const offsets = conv.expectOffsets(inputs.queryStartLoc, T);
   const N = offsets.N;
-  const qsl = offsets.tensor();
   let his: Tensor | null = null;
   if (inputs.hasInitialState != null) {
     his = expectTensor(conv.int32Tensor(inputs.hasInitialState, 'hasInitialState'), 'hasInitialState');
@@ -150,13 +152,15 @@ function prepare(inputs: FusedInputs, opts: FusedOptions): Prepared {
     throw new Error('inPlace: convState must already be on the backend (convState.to(backend)) to be updated in place');
   }
   const outs = postconv.qkvgbOutputs('fused.forward', opts.out, { T, Hk, Hv, Dk, Dv }, qkvDtype,
-    [['x', x], ['weight', weight], ['bias', bias], ['queryStartLoc', qsl], ['hasInitialState', his], ['convState', state],
+    [['x', x], ['weight', weight], ['bias', bias], ['queryStartLoc', offsets.given], ['hasInitialState', his], ['convState', state],
       ['a', a], ['b', b], ['ALog', ALog], ['dtBias', dtBias]], backend);
   const staging = new Staging(backend);
   const outputs: Tensor[] = [];
   const owned: Tensor[] = [];
+  const natives: unknown[] = [];
   let dstate: Tensor | null = null;
   try {
+    const qsl = conv.stageOffsets(offsets, offsetsPath, staging, natives);
     dstate = opts.inPlace ? state : staging.mutableCopy(state);
     outs.allocate(staging, outputs, owned);
     const [q, k, v, g, beta] = outputs;
@@ -170,7 +174,7 @@ function prepare(inputs: FusedInputs, opts: FusedOptions): Prepared {
       x: staging.input(x).addr,
       weight: staging.input(weight).addr,
       bias: bias ? staging.input(bias).addr : 0,
-      query_start_loc: staging.input(qsl).addr,
+      query_start_loc: qsl.query_start_loc,
       has_initial_state: his ? staging.input(his).addr : 0,
       conv_state: dstate.addr,
       // Column views (a and b inside one packed projection) keep their offset and row stride on the backend.
@@ -179,10 +183,12 @@ function prepare(inputs: FusedInputs, opts: FusedOptions): Prepared {
       A_log: staging.input(ALog).addr,
       dt_bias: staging.input(dtBias).addr,
       q: q.addr, k: k.addr, v: v.addr, g: g.addr, beta: beta.addr,
+      query_start_loc_host: qsl.query_start_loc_host,
     };
-    return { args, outputs, owned, convState: dstate, stateIsCaller: !!opts.inPlace, staging, backend, arm, mutant };
+    return { args, outputs, owned, convState: dstate, stateIsCaller: !!opts.inPlace, staging, natives, backend, arm, mutant };
   } catch (e) {
     staging.release();
+    for (const m of natives) freeNative(m);
     for (const t of owned) t.release();
     if (dstate && !opts.inPlace) dstate.release();
     throw e;
@@ -194,8 +200,15 @@ function releaseAll(p: Prepared): void {
   if (!p.stateIsCaller) p.convState.release();
 }
 
-function finish(p: Prepared, r: FusedResultStruct): FusedResult {
+// Everything a call staged for itself: the staged inputs and the native memory of its arguments.
+function releaseStaged(p: Prepared): void {
   p.staging.release();
+  for (const m of p.natives) freeNative(m);
+  p.natives.length = 0;
+}
+
+function finish(p: Prepared, r: FusedResultStruct): FusedResult {
+  releaseStaged(p);
   const [q, k, v, g, beta] = p.outputs;
   return {
     q, k, v, g, beta,
@@ -213,12 +226,12 @@ function finish(p: Prepared, r: FusedResultStruct): FusedResult {
 // struct cost several µs a call, docs/BENCHMARKS.md "Per-op overhead"); async calls get fresh bytes,
 // which the worker thread reads after this function has returned.
 export async function forward(inputs: FusedInputs, opts: FusedOptions): Promise<FusedResult> {
-  const p = prepare(inputs, opts);
+  const p = prepare(inputs, opts, 'fresh');
   const result = fusedResultCodec.fresh();
   try {
     await p.backend.callAsync(p.backend.lib.fusedForwardRaw, [p.backend.native, fusedArgsCodec.encode(p.args), result], 'fused.forward');
   } catch (e) {
-    p.staging.release();
+    releaseStaged(p);
     releaseAll(p);
     throw e;
   }
@@ -227,12 +240,12 @@ export async function forward(inputs: FusedInputs, opts: FusedOptions): Promise<
 
 /** The same as forward, on the calling thread. */
 export function forwardSync(inputs: FusedInputs, opts: FusedOptions): FusedResult {
-  const p = prepare(inputs, opts);
+  const p = prepare(inputs, opts, 'scratch');
   const result = fusedResultCodec.scratch();
   try {
     p.backend.check(p.backend.lib.fusedForwardRaw(p.backend.native, fusedArgsCodec.encodeScratch(p.args), result) as number, 'fused.forward');
   } catch (e) {
-    p.staging.release();
+    releaseStaged(p);
     releaseAll(p);
     throw e;
   }
@@ -241,13 +254,13 @@ export function forwardSync(inputs: FusedInputs, opts: FusedOptions): FusedResul
 
 /** A fused launch ready for the native timing loop (inputs staged once; the state is a private copy). */
 export function prepareTimed(inputs: FusedInputs, opts: FusedOptions, label?: string): NativeOp & { release(): void } {
-  const p = prepare(inputs, opts);
+  const p = prepare(inputs, opts, 'device');
   return {
     kind: 'fused',
     args: p.args,
     label: label ?? `fused ${p.arm}`,
     release() {
-      p.staging.release();
+      releaseStaged(p);
       releaseAll(p);
     },
   };

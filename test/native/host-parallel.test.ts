@@ -1,6 +1,6 @@
 // The host backend replays blocks on several threads where the order cannot matter (the forward
 // schedule of correct arms; docs/BENCHMARKS.md, "Host backend"). Here: every correct conv arm and
-// mapping, every update and post-conv arm, gives the same bits (f32 and bf16 outputs, final state)
+// mapping, every update, post-conv and fused arm, gives the same bits (f32 and bf16 outputs, final state)
 // on 1 thread and on 2, 3 and 8 threads; the racy mapping and explicit schedules keep their serial
 // results exactly.
 
@@ -9,6 +9,8 @@ import { Backend } from '../../lib/backend';
 import { Tensor } from '../../lib/tensor';
 import * as conv from '../../lib/ops/conv';
 import * as postconv from '../../lib/ops/postconv';
+import * as fused from '../../lib/ops/fused';
+import { makeFusedInputs } from '../../lib/check/fused';
 import { arms } from '../../lib/ops/arms';
 
 describe('host backend: parallel replay gives the serial bits', function () {
@@ -131,6 +133,29 @@ describe('host backend: parallel replay gives the serial bits', function () {
       }
     }
     for (const t of Object.values(pin)) t.release();
+  });
+
+  it('every fused arm: parallel == serial (f32 q/k, bf16 conv rounding, g, beta, final state of a varlen batch)', () => {
+    // Sequences of 0, 1, 2 (shorter than K-1) and several chunks: chunk 0's thread alone owns each
+    // sequence's state (common/arms/fused_common.h), whatever block runs first.
+    const c = {
+      name: 'parallel', Hk: 2, Hv: 4, K: 4, lengths: [150, 0, 1, 2, 64, 65], initialState: [true, true, false, true, true, false], maskDtype: 'i8' as const, bias: true,
+      xDtype: 'bf16' as const, convDtype: 'bf16' as const, qkvDtype: 'f32' as const, gateDtype: 'bf16' as const, xRowStride: 1024, packedWidth: 8, bOffset: 0, aOffset: 4, seed: 46,
+    };
+    const inputs = makeFusedInputs(c);
+    for (const a of arms('fused').filter((p) => !p.user && !p.mutant)) {
+      const run = () => {
+        const r = fused.forwardSync(inputs, { Hk: c.Hk, Hv: c.Hv, Dk: 128, Dv: 128, arm: a.name, convDtype: 'bf16', qkvDtype: 'f32', backend: b });
+        const o = [r.q, r.k, r.v, r.g, r.beta, r.convState].map(bits);
+        r.release();
+        return o;
+      };
+      const serial = withThreads(1, run);
+      for (const n of threadCounts) {
+        const par = withThreads(n, run);
+        par.forEach((p, i) => assert.equal(mismatches(p, serial[i]), 0, `fused ${a.name} on ${n} threads: output ${i}`));
+      }
+    }
   });
 
   it('the racy mapping and explicit / reverse / shuffled schedules keep their serial bits', () => {

@@ -7,6 +7,7 @@ import {
 import { armByName, armIsMutant } from '../../lib/ops/arms';
 import { countBitMismatches } from '../../lib/check/bits';
 import { forEachBackend, openBackend } from '../backends';
+import { allocInt32, freeNative } from '../../lib/native/gdn';
 
 const zero = { q: 0, k: 0, v: 0, g: 0, beta: 0, convState: 0 };
 // Read when the file loads, from libgdn's registry: an arm added there is tested with no change here.
@@ -173,13 +174,13 @@ forEachBackend((backend, kind) => {
       const good = makeFusedInputs(c);
       const staged = {
         w: good.weight.to(b), qsl: Tensor.from([0, 3, 8], [3], 'i32').to(b), st: good.convState.to(b),
-        ab: Tensor.zeros([8, 4]).to(b), al: Tensor.zeros([2]).to(b), q: Tensor.zeros([8, 1, 128]).to(b), v: Tensor.zeros([8, 2, 128]).to(b), gb: Tensor.zeros([8, 4]).to(b),
+        ab: Tensor.zeros([8, 4]).to(b), al: Tensor.zeros([2]).to(b), q: Tensor.zeros([8, 1, 128]).to(b), k: Tensor.zeros([8, 1, 128]).to(b), v: Tensor.zeros([8, 2, 128]).to(b), gb: Tensor.zeros([8, 4]).to(b),
       };
       const args = {
         T: 8, Hk: 1, Hv: 2, Dk: 128, Dv: 128, K: 4, num_seqs: 2, x_dtype: 0, conv_dtype: 0, qkv_dtype: 0, gate_dtype: 0, his_dtype: 4, arm: 0, mutant: 0,
         x_row_stride: 516, a_row_stride: 4, b_row_stride: 4, x: x.addr + 16, weight: staged.w.addr, bias: 0, query_start_loc: staged.qsl.addr, has_initial_state: 0,
         conv_state: staged.st.addr, a: staged.ab.addr, b: staged.ab.addr + 8, A_log: staged.al.addr, dt_bias: staged.al.addr,
-        q: staged.q.addr, k: staged.q.addr, v: staged.v.addr, g: staged.gb.addr, beta: staged.gb.addr + 8,
+        q: staged.q.addr, k: staged.q.addr, v: staged.v.addr, g: staged.gb.addr, beta: staged.gb.addr + 8, query_start_loc_host: 0,
       };
       const res = [{}];
       let st = lib.fusedForward(b.native, { ...args, x: x.addr + 4 }, res) as number;
@@ -190,9 +191,51 @@ forEachBackend((backend, kind) => {
       assert.match(lib.lastError() as string, /args\.k: expected memory apart from args\.q, but the two overlap/);
       st = lib.fusedForward(b.native, { ...args, Dk: 64 }, res) as number;
       assert.match(lib.lastError() as string, /args\.Dk: the fused op needs Dk = 128/);
+      // Two sources of the offsets are refused; a host copy is checked like a device one.
+      const apart = { ...args, k: staged.k.addr, beta: staged.gb.addr + 64 };
+      const hostGood = allocInt32([0, 3, 8]);
+      const short = allocInt32([0, 3, 7]);
+      st = lib.fusedForward(b.native, { ...apart, query_start_loc_host: hostGood.addr }, res) as number;
+      assert.match(lib.lastError() as string, /args\.query_start_loc: must be 0 when args\.query_start_loc_host is given/);
+      st = lib.fusedForward(b.native, { ...apart, query_start_loc: 0, query_start_loc_host: short.addr }, res) as number;
+      assert.notEqual(st, 0);
+      assert.match(lib.lastError() as string, /args\.query_start_loc_host: must end at T = 8, got 7/);
+      freeNative(hostGood.mem);
+      freeNative(short.mem);
       x.release();
       for (const t of Object.values(staged)) t.release();
     });
+  });
+
+  describe('fused: offsets given as host numbers (no read-back) or as a device tensor', function () {
+    this.timeout(120000);
+    // Numbers (and a host tensor) travel as a host copy (args.query_start_loc_host) that libgdn plans from
+    // and puts on the device itself; the bits must be those of the device-tensor route, sync and async,
+    // with empty sequences, and with more sequences than the scratch array first holds (256).
+    for (const [arm, lengths] of [['stream', [70, 0, 2, 9]], ['head-tile', [130, 5, 64]], ['stream', Array.from({ length: 300 }, (_, i) => (i * 7) % 5)]] as const) {
+      it(`${arm}, ${lengths.length} sequences: same bits on every output and the state, no buffer left behind`, async () => {
+        const b = backend();
+        const c: FusedCase = {
+          name: 'offsets', Hk: 1, Hv: 2, K: 4, lengths: [...lengths], initialState: lengths.map((_, i) => i % 2 === 0), maskDtype: 'i8', bias: true,
+          xDtype: 'bf16', convDtype: 'bf16', qkvDtype: 'f32', gateDtype: 'f32', xRowStride: 512, packedWidth: 4, bOffset: 0, aOffset: 2, seed: 9,
+        };
+        const inputs = makeFusedInputs(c);
+        const offsets = inputs.queryStartLoc as readonly number[];
+        const onDevice = Tensor.from(offsets, [offsets.length], 'i32').to(b);
+        const before = b.stats().liveBuffers;
+        const opts = fusedOptions(c, b, null, arm);
+        const ref = fused.forwardSync({ ...inputs, queryStartLoc: onDevice }, opts);
+        const sync = fused.forwardSync(inputs, opts);
+        const async_ = await fused.forward({ ...inputs, queryStartLoc: Tensor.from(offsets, [offsets.length], 'i32') }, opts);
+        for (const r of [sync, async_]) {
+          assert.deepEqual(compareFused(r, ref), zero);
+          assert.deepEqual(r.launch, ref.launch);
+        }
+        for (const r of [ref, sync, async_]) r.release();
+        assert.equal(b.stats().liveBuffers, before);
+        onDevice.release();
+      });
+    }
   });
 });
 

@@ -117,7 +117,7 @@ gdn_status fused_plan(gdn_backend* b, const gdn_fused_args* a, FusedPlan* plan) 
       {"args.x", a->x, x_bytes, xs * fused::kVec},
       {"args.weight", a->weight, (uint64_t)C * K * xs, xs},
       {"args.bias", a->bias, a->bias ? (uint64_t)C * xs : 0, xs},
-      {"args.query_start_loc", a->query_start_loc, (N + 1) * 4, 4},
+      {"args.query_start_loc", a->query_start_loc, a->query_start_loc_host ? 0 : (N + 1) * 4, 4},  // a host copy has no range
       {"args.has_initial_state", a->has_initial_state, a->has_initial_state ? N * his_es : 0, his_es},
       {"args.a", a->a, a_bytes, gs},
       {"args.b", a->b, b_bytes, gs},
@@ -162,10 +162,11 @@ gdn_status fused_plan(gdn_backend* b, const gdn_fused_args* a, FusedPlan* plan) 
                     outputs[i].name, outputs[j].name);
   }
 
-  // ---- query_start_loc, read back and checked (conv_plan.h)
-  std::vector<int32_t> qsl;
-  gdn_status st = load_query_start_loc(b, nullptr, a->query_start_loc, (int64_t)N, a->T, &qsl);
+  // ---- query_start_loc: the caller's host copy, or read back; checked (conv_plan.h)
+  gdn_status st = load_query_start_loc(b, a->query_start_loc_host, a->query_start_loc, (int64_t)N, a->T, &plan->qsl);
   if (st != GDN_OK) return st;
+  plan->qsl_from_host = a->query_start_loc_host != nullptr;
+  const std::vector<int32_t>& qsl = plan->qsl;
 
   // ---- programs: (sequence, 64-token chunk), in order, none for empty sequences
   plan->programs.clear();
@@ -199,7 +200,8 @@ gdn_status fused_plan(gdn_backend* b, const gdn_fused_args* a, FusedPlan* plan) 
   p.x = addr_ptr<const void>(a->x);
   p.w = addr_ptr<const void>(a->weight);
   p.bias = a->bias ? addr_ptr<const void>(a->bias) : nullptr;
-  p.qsl = addr_ptr<const int32_t>(a->query_start_loc);
+  // A host copy serves the host backend as it is; the CUDA backend uploads it (fused_prepare).
+  p.qsl = plan->qsl_from_host ? plan->qsl.data() : addr_ptr<const int32_t>(a->query_start_loc);
   p.his = a->has_initial_state ? addr_ptr<const void>(a->has_initial_state) : nullptr;
   p.state = addr_ptr<float>(a->conv_state);
   p.q = addr_ptr<void>(a->q);

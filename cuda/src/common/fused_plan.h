@@ -1,5 +1,6 @@
 // fused_plan.h — validation and planning of the fused conv -> post-conv op (common/arms/fused_*.h):
-// every field of gdn_fused_args checked (the message names it), query_start_loc read back, the
+// every field of gdn_fused_args checked (the message names it), query_start_loc read back (or the
+// caller's host copy taken), the
 // (sequence, 64-token chunk) program list built, the kernel parameters filled. Plain C++: both
 // backends launch exactly this plan.
 #pragma once
@@ -22,6 +23,8 @@ struct FusedPlan {
   int32_t variant = 0;
   std::vector<int32_t> programs;          // (sequence, chunk) pairs
   std::shared_ptr<void> device_programs;  // CUDA backend: device copy of programs (freed with the plan)
+  std::vector<int32_t> qsl;               // the sequence offsets on the host (read back, or the caller's copy)
+  bool qsl_from_host = false;             // args.query_start_loc_host: the CUDA backend uploads qsl itself
 };
 
 gdn_status fused_plan(gdn_backend* backend, const gdn_fused_args* args, FusedPlan* plan);

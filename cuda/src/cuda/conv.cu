@@ -26,22 +26,8 @@ const UpdateLaunch kUpdate[] = {GDN_UPDATE_ARM_LIST(GDN_UPDATE)};
 namespace cuda {
 
 gdn_status conv_prepare(gdn_backend* b, ConvPlan* plan) {
-  if (!plan->qsl_from_host) {
-    if (plan->programs.empty()) {
-      plan->params.programs = nullptr;
-      return GDN_OK;
-    }
-    return upload_program_list(b, plan->programs, &plan->device_programs, &plan->params.programs, "conv");
-  }
-  // The caller's host offsets go up with the program list in one upload: [programs..., qsl...].
-  std::vector<int32_t> both(plan->programs);
-  both.insert(both.end(), plan->qsl.begin(), plan->qsl.end());
-  const int32_t* base = nullptr;
-  const gdn_status st = upload_program_list(b, both, &plan->device_programs, &base, "conv");
-  if (st != GDN_OK) return st;
-  plan->params.programs = plan->programs.empty() ? nullptr : base;
-  plan->params.qsl = base + plan->programs.size();
-  return GDN_OK;
+  return upload_plan_lists(b, plan->programs, plan->qsl_from_host ? &plan->qsl : nullptr, &plan->device_programs,
+                           &plan->params.programs, &plan->params.qsl, "conv");
 }
 
 gdn_status conv_launch(gdn_backend* b, const ConvPlan& plan) {

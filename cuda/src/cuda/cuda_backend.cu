@@ -303,4 +303,24 @@ gdn_status upload_program_list(gdn_backend* b, const std::vector<int32_t>& progr
   return cuda_check(b, cudaMemcpyAsync(d, programs.data(), bytes, cudaMemcpyHostToDevice, cuda_state(b)->stream), what);
 }
 
+gdn_status upload_plan_lists(gdn_backend* b, const std::vector<int32_t>& programs, const std::vector<int32_t>* host_qsl,
+                             std::shared_ptr<void>* owner, const int32_t** device_programs, const int32_t** device_qsl,
+                             const char* op) {
+  if (host_qsl == nullptr) {
+    if (programs.empty()) {
+      *device_programs = nullptr;
+      return GDN_OK;
+    }
+    return upload_program_list(b, programs, owner, device_programs, op);
+  }
+  std::vector<int32_t> both(programs);
+  both.insert(both.end(), host_qsl->begin(), host_qsl->end());
+  const int32_t* base = nullptr;
+  const gdn_status st = upload_program_list(b, both, owner, &base, op);
+  if (st != GDN_OK) return st;
+  *device_programs = programs.empty() ? nullptr : base;
+  *device_qsl = base + programs.size();
+  return GDN_OK;
+}
+
 }  // namespace gdn

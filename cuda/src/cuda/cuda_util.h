@@ -49,4 +49,12 @@ inline gdn_status cuda_bind(gdn_backend* b) { return cuda_check(b, cudaSetDevice
 gdn_status upload_program_list(gdn_backend* b, const std::vector<int32_t>& programs, std::shared_ptr<void>* owner,
                                const int32_t** device, const char* op);
 
+// What a prefill plan (conv, fused) puts on the device before its launch: the program list and, when the
+// caller gave the offsets as a host array (host_qsl != nullptr), those offsets after it in the same block
+// and the same upload: [programs..., qsl...]. *programs becomes nullptr for an empty list, and *qsl is set
+// only when host_qsl is given. Nothing to upload: no block, no copy.
+gdn_status upload_plan_lists(gdn_backend* b, const std::vector<int32_t>& programs, const std::vector<int32_t>* host_qsl,
+                             std::shared_ptr<void>* owner, const int32_t** device_programs, const int32_t** device_qsl,
+                             const char* op);
+
 }  // namespace gdn

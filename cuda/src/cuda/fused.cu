@@ -70,11 +70,8 @@ const FusedLaunch kFused[] = {GDN_FUSED_ARM_LIST(GDN_FUSED)};
 namespace cuda {
 
 gdn_status fused_prepare(gdn_backend* b, FusedPlan* plan) {
-  if (plan->programs.empty()) {
-    plan->params.programs = nullptr;
-    return GDN_OK;
-  }
-  return upload_program_list(b, plan->programs, &plan->device_programs, &plan->params.programs, "fused");
+  return upload_plan_lists(b, plan->programs, plan->qsl_from_host ? &plan->qsl : nullptr, &plan->device_programs,
+                           &plan->params.programs, &plan->params.qsl, "fused");
 }
 
 gdn_status fused_launch(gdn_backend* b, const FusedPlan& plan) {

@@ -94,6 +94,9 @@ gdn_status fused_run(gdn_backend* b, const FusedPlan& plan) {
   g.grid_y = plan.result.grid_y;
   g.threads = plan.result.threads_per_block;
   g.cooperative = plan.arm->cooperative();
+  // Blocks are independent: chunk 0's thread for (sequence, channel) alone reads the old state and
+  // writes the final one (common/arms/fused_common.h, "owned by construction").
+  g.parallel = parallel_threads(b, *plan.arm, plan.build, g);
   return replay(b, registry::kFused, *plan.arm, &plan.params, plan.combo, plan.build, plan.variant, g);
 }
 
