@@ -97,6 +97,8 @@ describe('ABI: koffi structs match the C compiler (sizeof, alignof, offsetof)', 
   it('GDN_ABI_VERSION of gdn.h, the library and lib/native/gdn.ts agree', () => {
     assert.equal(abiVersion, ABI_VERSION);
     assert.equal(gdnLib().abiVersion() as number, ABI_VERSION);
+    // The build string (provenance of every result) carries the same number, read from gdn.h by CMake.
+    assert.match(gdnLib().buildInfo() as string, new RegExp(`; abi=${ABI_VERSION}(;|$)`));
   });
 
   for (const name of names) {
