@@ -196,6 +196,7 @@ forEachBackend((backend, kind) => {
       const hostGood = allocInt32([0, 3, 8]);
       const short = allocInt32([0, 3, 7]);
       st = lib.fusedForward(b.native, { ...apart, query_start_loc_host: hostGood.addr }, res) as number;
+      assert.notEqual(st, 0);
       assert.match(lib.lastError() as string, /args\.query_start_loc: must be 0 when args\.query_start_loc_host is given/);
       st = lib.fusedForward(b.native, { ...apart, query_start_loc: 0, query_start_loc_host: short.addr }, res) as number;
       assert.notEqual(st, 0);

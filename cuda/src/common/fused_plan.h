@@ -1,8 +1,7 @@
 // fused_plan.h — validation and planning of the fused conv -> post-conv op (common/arms/fused_*.h):
 // every field of gdn_fused_args checked (the message names it), query_start_loc read back (or the
-// caller's host copy taken), the
-// (sequence, 64-token chunk) program list built, the kernel parameters filled. Plain C++: both
-// backends launch exactly this plan.
+// caller's host copy taken), the (sequence, 64-token chunk) program list built, the kernel parameters
+// filled. Plain C++: both backends launch exactly this plan.
 #pragma once
 
 #include "common/arms/fused_common.h"
