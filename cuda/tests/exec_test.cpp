@@ -141,6 +141,55 @@ void test_mixed() {
   check(ok, "mixed: all threads read warp 0's sum after the barrier");
 }
 
+// Shuffle-only arms (barriers = false) run warp by warp: the same sums, sync() reported as undeclared,
+// lanes that diverge at shuffles still a deadlock fault, and warps really one after the other (warp 1
+// starts after warp 0 ended, which the whole-block rounds never do).
+void test_warp_mode() {
+  HostGrid g;
+  g.grid_x = 3;
+  g.threads = 96;
+  g.cooperative = true;
+  g.barriers = false;
+  std::vector<float> out(3 * 96), want(3 * 96);
+  std::vector<int> order;
+  auto body = [&](HostThread& t) {
+    float v = (float)(t.tid() * 3 + (int)t.block());
+    for (int off = 16; off >= 1; off /= 2) v = v + t.shfl_xor(v, off);
+    out[(size_t)(t.block() * 96 + t.tid())] = v;
+    if (t.block() == 0 && t.lane() == 0) order.push_back(t.warp());
+    (void)t.shfl_xor(0.0f, 1);  // a second wait: in block rounds every warp's lane 0 would arrive before any finished
+    if (t.block() == 0 && t.lane() == 0) order.push_back(10 + t.warp());
+  };
+  for (int b = 0; b < 3; ++b)
+    for (int w = 0; w < 3; ++w) {
+      float cur[32], prev[32];
+      for (int l = 0; l < 32; ++l) cur[l] = (float)((w * 32 + l) * 3 + b);
+      for (int off = 16; off >= 1; off /= 2) {
+        std::memcpy(prev, cur, sizeof cur);
+        for (int l = 0; l < 32; ++l) cur[l] = prev[l] + prev[l ^ off];
+      }
+      for (int l = 0; l < 32; ++l) want[(size_t)(b * 96 + w * 32 + l)] = cur[l];
+    }
+  int64_t fb = 0;
+  check(run_host(g, body, &fb) == gdn::exec::kFaultNone, "warp mode: a shuffle-only launch runs");
+  check(std::memcmp(out.data(), want.data(), out.size() * 4) == 0, "warp mode: butterfly sums bit-identical to the level-by-level arrays");
+  check(order == std::vector<int>({0, 10, 1, 11, 2, 12}), "warp mode: each warp runs to its end before the next starts");
+  auto syncs = [](HostThread& t) {
+    if (t.block() == 1 && t.warp() == 2) t.sync();
+  };
+  check(run_host(g, syncs, &fb) == gdn::exec::kFaultUndeclaredSync && fb == 1, "warp mode: sync() is reported as undeclared, with its block");
+  auto divergent = [](HostThread& t) {
+    if (t.block() == 2 && t.lane() == 5) return;  // one lane leaves; the others wait at a second shuffle
+    (void)t.shfl_xor(1.0f, 1);
+    if (t.block() == 2 && t.lane() < 5) (void)t.shfl_xor(1.0f, 2);
+  };
+  check(run_host(g, divergent, &fb) == gdn::exec::kFaultNone, "warp mode: lanes that leave early release the rest");
+  g.barriers = true;
+  order.clear();
+  check(run_host(g, body, &fb) == gdn::exec::kFaultNone && order == std::vector<int>({0, 1, 2, 10, 11, 12}),
+        "control: block rounds interleave the warps (so the order check above can fail)");
+}
+
 void test_faults() {
   HostGrid g;
   g.grid_x = 4;
@@ -219,6 +268,7 @@ int main() {
   test_barrier(true);
   test_shuffle();
   test_mixed();
+  test_warp_mode();
   test_faults();
   test_tree_many_blocks();
   // The same barrier body without fibers must NOT give barrier semantics: the test can fail.

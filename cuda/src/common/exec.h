@@ -236,6 +236,10 @@ struct HostGrid {
   size_t shared_bytes = 0;
   const int64_t* order = nullptr;
   bool cooperative = false;
+  // Cooperative arms only: whether the body may call sync(). Without barriers the warps of a block
+  // are independent, so the host runs one warp's fibers at a time (32 hot stacks instead of a
+  // block's; exec_host.cpp). Conservative default: the whole block together.
+  bool barriers = true;
   // Threads to replay the blocks on (host/thread_pool.h); 1 = the serial loop. Only for launches
   // whose blocks are independent, so that any order gives the serial loop's bits: order must be null
   // (the forward schedule), and the caller sets it only for production builds of built-in arms, not

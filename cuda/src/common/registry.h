@@ -53,6 +53,7 @@ struct Entry {
   std::shared_ptr<void> owner;  // keeps what a registered arm's functions live in (a loaded module)
 
   bool cooperative() const { return (info.flags & (GDN_ARM_BARRIER | GDN_ARM_SHUFFLE)) != 0; }
+  bool barriers() const { return (info.flags & GDN_ARM_BARRIER) != 0; }
   bool has_planted() const;  // a planted-mutant build exists
   int variant_for(const void* params) const { return variant ? variant(params) : 0; }
   // Shared memory for K taps (conv); post-conv arms declare a fixed amount (per_k = 0).

@@ -106,6 +106,8 @@ struct Fiber {
 // round (thread order); the last one of a round switches to the scheduler, which releases waiters.
 struct HostCoop {
   int n = 0;
+  int lo = 0, hi = 0;  // the threads scheduled now: the whole block, or one warp (warp_mode)
+  bool warp_mode = false;
   int current = 0;
   int live = 0;
   int64_t block = 0, gx = 1, gy = 1;
@@ -133,7 +135,7 @@ struct HostCoop {
   void pass_on(int tid);
   void enter(int tid);  // scheduler -> fiber tid
   int next_ready(int from) const {
-    for (int t = from; t < n; ++t)
+    for (int t = from; t < hi; ++t)
       if (state[(size_t)t] == kReady) return t;
     return -1;
   }
@@ -225,7 +227,7 @@ inline void switch_fibers(Fiber& from, Fiber& to) {
 
 inline void HostCoop::pass_on(int tid) {
   // Usually the next thread is the one to run (everyone was released together).
-  const int next = tid + 1 < n && state[(size_t)tid + 1] == kReady ? tid + 1 : next_ready(tid + 1);
+  const int next = tid + 1 < hi && state[(size_t)tid + 1] == kReady ? tid + 1 : next_ready(tid + 1);
   if (next < 0) {
     switch_fibers(fibers[(size_t)tid], main);
     return;
@@ -246,6 +248,10 @@ void HostCoop::enter(int tid) {
 namespace {
 
 void coop_sync(HostCoop* c, int tid) {
+  if (c->warp_mode) {  // the arm declared no barrier: its warps run one at a time, so none can wait here
+    if (c->fault == kFaultNone) c->fault = kFaultUndeclaredSync;
+    return;
+  }
   c->state[(size_t)tid] = kAtBlock;
   c->pass_on(tid);
 }
@@ -278,29 +284,29 @@ int32_t coop_shfl_i32(HostCoop* c, int tid, int32_t v, int mask) {
   return c->xi[row][(size_t)shuffle_source(c, tid, mask)];
 }
 
-// One cooperative block: rounds (each runs every runnable thread up to its next wait, in thread
-// order) until all threads are done.
-int32_t run_coop_block(HostCoop& c) {
-  const int n = c.n;
-  for (int t = 0; t < n; ++t) {
+// Rounds over the threads [c.lo, c.hi) (each round runs every runnable thread up to its next wait,
+// in thread order) until all of them are done: the whole block, or one warp of it (warp_mode).
+int32_t run_coop_range(HostCoop& c) {
+  const int lo = c.lo, hi = c.hi;
+  for (int t = lo; t < hi; ++t) {
     c.state[(size_t)t] = kReady;
     c.parity[(size_t)t] = 0;
   }
-  c.live = n;
+  c.live = hi - lo;
   for (;;) {
-    const int first = c.next_ready(0);
+    const int first = c.next_ready(lo);
     if (first >= 0) c.enter(first);
     if (c.live == 0) return c.fault;
     int at_block = 0;
-    for (int t = 0; t < n; ++t) at_block += c.state[(size_t)t] == kAtBlock;
+    for (int t = lo; t < hi; ++t) at_block += c.state[(size_t)t] == kAtBlock;
     if (at_block == c.live) {
-      for (int t = 0; t < n; ++t)
+      for (int t = lo; t < hi; ++t)
         if (c.state[(size_t)t] == kAtBlock) c.state[(size_t)t] = kReady;
       continue;
     }
     bool released = false;
-    for (int w0 = 0; w0 < n; w0 += kWarp) {
-      const int w1 = w0 + kWarp < n ? w0 + kWarp : n;
+    for (int w0 = lo; w0 < hi; w0 += kWarp) {
+      const int w1 = w0 + kWarp < hi ? w0 + kWarp : hi;
       int lanes_live = 0, at_warp = 0;
       for (int t = w0; t < w1; ++t) {
         lanes_live += c.state[(size_t)t] != kDone;
@@ -314,13 +320,33 @@ int32_t run_coop_block(HostCoop& c) {
     }
     if (!released) {
       // The waiting fibers are abandoned mid-body: they start afresh at their next use.
-      for (int t = 0; t < n; ++t) {
+      for (int t = lo; t < hi; ++t) {
         if (c.state[(size_t)t] != kDone) c.fibers[(size_t)t].fresh = true;
         c.state[(size_t)t] = kDone;
       }
       return kFaultDeadlock;
     }
   }
+}
+
+// One cooperative block. An arm with block barriers runs all its threads in each round. An arm with
+// shuffles only runs warp by warp: its warps cannot wait for each other, so the order of warps
+// changes no value a correct body computes, and a warp's 32 stacks stay in the L1 cache and TLB
+// while it runs (a block's 128 or more do not): measured in docs/BENCHMARKS.md, "Session 14".
+int32_t run_coop_block(HostCoop& c, bool barriers) {
+  c.warp_mode = !barriers;
+  if (barriers) {
+    c.lo = 0;
+    c.hi = c.n;
+    return run_coop_range(c);
+  }
+  for (int w0 = 0; w0 < c.n; w0 += kWarp) {
+    c.lo = w0;
+    c.hi = w0 + kWarp < c.n ? w0 + kWarp : c.n;
+    const int32_t fault = run_coop_range(c);
+    if (fault != kFaultNone) return fault;
+  }
+  return kFaultNone;
 }
 
 
@@ -358,7 +384,7 @@ int32_t run_block(const HostGrid& g, HostThreadFn fn, const void* closure, int64
   c.closure = closure;
   c.block = lin;
   c.fault = kFaultNone;
-  return run_coop_block(c);
+  return run_coop_block(c, g.barriers);
 }
 
 // Shared memory: one block's worth per replaying thread, zeroed once per launch and reused by every

@@ -55,6 +55,7 @@ gdn_status conv_run(gdn_backend* b, const ConvPlan& plan) {
   g.threads = plan.contract.threads_per_block;
   g.shared_bytes = (size_t)plan.contract.shared_bytes;
   g.cooperative = plan.arm->cooperative();
+  g.barriers = plan.arm->barriers();
   // The forward schedule of a correct mapping: blocks in any order (the racy mapping's final state
   // depends on which chunk writes last, so it keeps the serial order, as every other schedule does).
   if (plan.schedule_kind == GDN_SCHED_FORWARD && plan.contract.mapping_ran != GDN_MAP_EXACT_RACY) {
@@ -73,6 +74,7 @@ gdn_status update_run(gdn_backend* b, const UpdatePlan& plan) {
   g.threads = plan.threads;
   g.shared_bytes = (size_t)plan.arm->shared_bytes(plan.params.K);
   g.cooperative = plan.arm->cooperative();
+  g.barriers = plan.arm->barriers();
   g.parallel = parallel_threads(b, *plan.arm, 0, g);
   return replay(b, registry::kUpdate, *plan.arm, &plan.params, plan.combo, 0, plan.variant, g);
 }
@@ -84,6 +86,7 @@ gdn_status postconv_run(gdn_backend* b, const PostconvPlan& plan) {
   g.threads = plan.result.threads_per_block;
   g.shared_bytes = (size_t)plan.shared_bytes;
   g.cooperative = plan.arm->cooperative();
+  g.barriers = plan.arm->barriers();
   g.parallel = parallel_threads(b, *plan.arm, 0, g);
   return replay(b, registry::kPostconv, *plan.arm, &plan.params, plan.combo, 0, plan.variant, g);
 }
@@ -94,6 +97,7 @@ gdn_status fused_run(gdn_backend* b, const FusedPlan& plan) {
   g.grid_y = plan.result.grid_y;
   g.threads = plan.result.threads_per_block;
   g.cooperative = plan.arm->cooperative();
+  g.barriers = plan.arm->barriers();
   // Blocks are independent: chunk 0's thread for (sequence, channel) alone reads the old state and
   // writes the final one (common/arms/fused_common.h, "owned by construction").
   g.parallel = parallel_threads(b, *plan.arm, plan.build, g);
