@@ -238,6 +238,37 @@ forEachBackend((backend, kind) => {
       });
     }
   });
+
+  describe('fused: plan lists in the launch parameters, at the limit and past it', function () {
+    this.timeout(120000);
+    // As for the conv (cuda/src/common/plan_lists.h): 64-token programs, 2 words each, plus N + 1 host
+    // offsets fit in 64 words or go to device memory. The chain is given a device tensor of offsets.
+    const single = (n: number) => Array.from({ length: n }, () => 1);
+    for (const [lengths, why] of [
+      [[31 * 64], '31 programs: 64 words'],
+      [[32 * 64 - 5], '32 programs: 66 words with host offsets, 64 without'],
+      [single(21), '21 one-token sequences: 64 words'],
+      [single(22), '22 sequences: 67 words'],
+    ] as const) {
+      it(`stream, ${why}: the chain's bits`, async () => {
+        const b = backend();
+        const c: FusedCase = {
+          name: 'lists', Hk: 1, Hv: 1, K: 4, lengths: [...lengths], initialState: lengths.map((_, i) => i % 2 === 0), maskDtype: 'i8', bias: true,
+          xDtype: 'bf16', convDtype: 'bf16', qkvDtype: 'f32', gateDtype: 'f32', xRowStride: 384, packedWidth: 2, bOffset: 0, aOffset: 1, seed: 31,
+        };
+        const inputs = makeFusedInputs(c);
+        const offsets = inputs.queryStartLoc as readonly number[];
+        const onDevice = Tensor.from(offsets, [offsets.length], 'i32').to(b);
+        const opts = fusedOptions(c, b, null, 'stream');
+        const ref = await fused.chain({ ...inputs, queryStartLoc: onDevice }, opts);
+        const byNumbers = fused.forwardSync(inputs, opts);
+        const byTensor = fused.forwardSync({ ...inputs, queryStartLoc: onDevice }, opts);
+        for (const r of [byNumbers, byTensor]) assert.deepEqual(compareFused(r, ref), zero);
+        for (const r of [ref, byNumbers, byTensor]) r.release();
+        onDevice.release();
+      });
+    }
+  });
 });
 
 describe('fused: the matrix covers what the issue asks for', () => {

@@ -11,6 +11,7 @@
 #include "common/arms/arm_spec.h"
 #include "common/exec.h"
 #include "common/detmath.h"
+#include "common/plan_lists.h"
 #include "gdn.h"
 
 #include <stdint.h>
@@ -41,7 +42,7 @@ struct Params {
   const void* x;      // [T, x_stride] TX
   const void* w;      // [C, K] TX
   const void* bias;   // [C] TX or null
-  const int32_t* qsl; // [N+1]
+  const int32_t* qsl; // [N+1], or null: the offsets are in `lists` (plan_lists.h)
   const void* his;    // [N] i8 or i32, or null
   int32_t his_i32;
   int32_t mapping;    // the mapping that runs (scalar and tiled: SEQUENCE)
@@ -51,9 +52,10 @@ struct Params {
   int32_t widen_cycles;
   float* state;       // [N, C, K-1]
   void* out;          // [T, C] TO
-  const int32_t* programs;  // exact mappings: (sequence, chunk) pairs, program y at [2y, 2y+1]
+  const int32_t* programs;  // exact mappings: (sequence, chunk) pairs, program y at [2y, 2y+1]; null: in `lists`
   int32_t silu_shortcut;    // 1: bf16 out on a GPU that may take silu_bf16_shortcut (detmath.h; the
                             // backend's flag, compute capability 9.0 only); 0 on the host
+  InlineLists lists;         // small program lists and host offsets (plan_lists.h)
 };
 
 // ----------------------------------------------------------------- loads and stores
@@ -93,11 +95,11 @@ GDN_HDI Span program_span(const Params& p, int64_t y) {
   if (p.mapping == GDN_MAP_SEQUENCE) {
     s.seq = (int32_t)y;
   } else {
-    s.seq = p.programs[2 * y];
-    chunk_index = p.programs[2 * y + 1];
+    s.seq = program_word(p, 2 * y);
+    chunk_index = program_word(p, 2 * y + 1);
   }
-  s.start = p.qsl[s.seq];
-  s.end = p.qsl[s.seq + 1];
+  s.start = offset_word(p, s.seq);
+  s.end = offset_word(p, s.seq + 1);
   if (p.mapping == GDN_MAP_SEQUENCE) {
     s.t0 = s.start;
     s.t1 = s.end;

@@ -300,7 +300,8 @@ gdn_status conv_plan(gdn_backend* b, const gdn_conv_args* a, ConvPlan* plan) {
   p.x = addr_ptr<const void>(a->x);
   p.w = addr_ptr<const void>(a->weight);
   p.bias = a->bias ? addr_ptr<const void>(a->bias) : nullptr;
-  // A host copy serves the host backend as it is; the CUDA backend uploads it (conv_prepare).
+  // A host copy serves the host backend as it is; the CUDA backend uploads it (conv_prepare) unless
+  // it travels in the parameters (below).
   p.qsl = plan->qsl_from_host ? plan->qsl.data() : addr_ptr<const int32_t>(a->query_start_loc);
   p.his = a->has_initial_state ? addr_ptr<const void>(a->has_initial_state) : nullptr;
   p.his_i32 = a->his_dtype == GDN_I32;
@@ -311,7 +312,9 @@ gdn_status conv_plan(gdn_backend* b, const gdn_conv_args* a, ConvPlan* plan) {
   p.widen_cycles = a->widen_cycles;
   p.state = addr_ptr<float>(a->conv_state);
   p.out = addr_ptr<void>(a->out);
-  p.programs = plan->programs.empty() ? nullptr : plan->programs.data();  // the CUDA backend replaces it
+  p.programs = plan->programs.empty() ? nullptr : plan->programs.data();
+  // Small lists travel in the parameters (both backends); the CUDA backend uploads the others.
+  plan->lists_inline = inline_plan_lists(p, plan->programs, plan->qsl_from_host ? &plan->qsl : nullptr);
   p.silu_shortcut = b->silu_shortcut && a->out_dtype == GDN_BF16 ? 1 : 0;  // arms that offer it: stream-mufu
   plan->combo = 2 * (a->x_dtype == GDN_BF16) + (a->out_dtype == GDN_BF16);
   plan->build = a->mutant != GDN_CONV_MUTANT_NONE ? 1 : 0;

@@ -23,7 +23,7 @@ gdn_status conv_contract(gdn_backend* backend, int32_t arm, int32_t mapping, int
 
 // A validated, planned prefill conv.
 struct ConvPlan {
-  conv::Params params{};  // programs is filled by the backend that runs the plan
+  conv::Params params{};  // programs / qsl: host arrays, the parameters' own lists, or (CUDA) device copies
   gdn_launch_contract contract{};
   registry::EntryRef arm;  // the arm that runs (after fallbacks)
   int32_t combo = 0;       // 2 * (x is bf16) + (out is bf16)
@@ -35,6 +35,7 @@ struct ConvPlan {
   std::shared_ptr<void> device_programs;  // CUDA backend: device copy of programs (freed with the plan)
   std::vector<int32_t> qsl;               // the sequence offsets on the host (read back, or the caller's copy)
   bool qsl_from_host = false;             // args.query_start_loc_host: the CUDA backend uploads qsl itself
+  bool lists_inline = false;              // programs (and host offsets) are in params.lists: nothing to upload
 };
 
 // The N+1 sequence offsets of a prefill launch on the host: the caller's host copy (exactly one of

@@ -200,14 +200,17 @@ gdn_status fused_plan(gdn_backend* b, const gdn_fused_args* a, FusedPlan* plan) 
   p.x = addr_ptr<const void>(a->x);
   p.w = addr_ptr<const void>(a->weight);
   p.bias = a->bias ? addr_ptr<const void>(a->bias) : nullptr;
-  // A host copy serves the host backend as it is; the CUDA backend uploads it (fused_prepare).
+  // A host copy serves the host backend as it is; the CUDA backend uploads it (fused_prepare) unless
+  // it travels in the parameters (below).
   p.qsl = plan->qsl_from_host ? plan->qsl.data() : addr_ptr<const int32_t>(a->query_start_loc);
   p.his = a->has_initial_state ? addr_ptr<const void>(a->has_initial_state) : nullptr;
   p.state = addr_ptr<float>(a->conv_state);
   p.q = addr_ptr<void>(a->q);
   p.k = addr_ptr<void>(a->k);
   p.v = addr_ptr<void>(a->v);
-  p.programs = plan->programs.empty() ? nullptr : plan->programs.data();  // the CUDA backend replaces it
+  p.programs = plan->programs.empty() ? nullptr : plan->programs.data();
+  // Small lists travel in the parameters (both backends); the CUDA backend uploads the others.
+  plan->lists_inline = inline_plan_lists(p, plan->programs, plan->qsl_from_host ? &plan->qsl : nullptr);
   postconv::Params& gp = p.gates;
   gp = postconv::Params{};
   gp.T = a->T; gp.Hk = a->Hk; gp.Hv = a->Hv; gp.Dk = fused::kD; gp.Dv = fused::kD; gp.C = C;

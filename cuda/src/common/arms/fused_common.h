@@ -39,6 +39,7 @@
 #include "common/arms/conv_common.h"
 #include "common/arms/postconv_common.h"
 #include "common/exec.h"
+#include "common/plan_lists.h"
 
 namespace gdn {
 namespace fused {
@@ -69,14 +70,15 @@ struct Params {
   const void* x;      // [T, x_stride] TX
   const void* w;      // [C, K] TX
   const void* bias;   // [C] TX or null
-  const int32_t* qsl; // [N+1]
+  const int32_t* qsl; // [N+1], or null: the offsets are in `lists` (plan_lists.h)
   const void* his;    // [N] i8 / i32, or null
   float* state;       // [N, C, K-1]
   void* q;            // [T, Hk, 128]
   void* k;            // [T, Hk, 128]
   void* v;            // [T, Hv, 128]
-  const int32_t* programs;  // (sequence, chunk) pairs, program y at [2y, 2y+1]
+  const int32_t* programs;  // (sequence, chunk) pairs, program y at [2y, 2y+1]; null: in `lists`
   postconv::Params gates;   // a, b, strides, A_log, dt_bias, g, beta, Hv: postconv::gate_element reads these
+  InlineLists lists;        // small program lists and host offsets (plan_lists.h)
 };
 
 // ----------------------------------------------------------------- planted mutants
@@ -125,10 +127,10 @@ struct Span {
 
 GDN_HDI Span program_span(const Params& p, int64_t y) {
   Span s;
-  s.seq = p.programs[2 * y];
-  const int32_t chunk = p.programs[2 * y + 1];
-  s.start = p.qsl[s.seq];
-  s.end = p.qsl[s.seq + 1];
+  s.seq = program_word(p, 2 * y);
+  const int32_t chunk = program_word(p, 2 * y + 1);
+  s.start = offset_word(p, s.seq);
+  s.end = offset_word(p, s.seq + 1);
   s.t0 = s.start + (int64_t)chunk * kChunk;
   s.t1 = s.t0 + kChunk < s.end ? s.t0 + kChunk : s.end;
   s.first = chunk == 0;
