@@ -36,7 +36,7 @@ extern "C" {
 #define GDN_API __attribute__((visibility("default")))
 #endif
 
-#define GDN_ABI_VERSION 5
+#define GDN_ABI_VERSION 6
 /* The arithmetic version of the deterministic functions every arm computes with (docs/SPEC.md §9.1). */
 #define GDN_ARITH_VERSION 2
 
@@ -341,8 +341,13 @@ typedef struct gdn_conv_update_args {
   gdn_addr weight;      /* [C, K] */
   gdn_addr bias;        /* [C] or 0 */
   gdn_addr state;       /* [num_slots, C, K-1], column K-2 newest; updated in place */
-  gdn_addr state_indices; /* [B] int32: slot of sequence b; negative = skip (out and state untouched) */
+  gdn_addr state_indices; /* [B] int32: slot of sequence b; negative = skip (out and state untouched);
+                             0 when state_indices_host is given */
   gdn_addr out;         /* [B, C] */
+  /* ABI 6: the slots as a host copy ([B] int32, read during the call), or null. libgdn checks them as it
+   * checks a device array (which it must read back to check: a device-to-host copy and a wait) and
+   * passes them to the kernel itself; exactly one of state_indices and state_indices_host is given. */
+  const int32_t* state_indices_host;
 } gdn_conv_update_args;
 
 GDN_API gdn_status gdn_conv_update(gdn_backend* backend, const gdn_conv_update_args* args);

@@ -326,6 +326,14 @@ export async function overheadCases(backend: Backend, shape: OverheadShape): Pro
     variant: 'updateSync inPlace, out buffer reused',
     kernel: updKernel,
     call: () => conv.updateSync(updIn, { ...updOpts, inPlace: true, out: updOut }).release(),
+    note: 'slots as a device tensor: libgdn reads them back to check them',
+  });
+  cases.push({
+    op: `conv.update reg B=${B} C=${C} bf16, ${shape.slots}-slot pool`,
+    variant: 'updateSync inPlace, slots as host numbers, out reused',
+    kernel: updKernel,
+    call: () => conv.updateSync({ ...updIn, stateIndices: slotOf }, { ...updOpts, inPlace: true, out: updOut }).release(),
+    note: 'libgdn checks the host copy and passes it in the kernel parameters: no upload, no read-back',
   });
 
   // post-conv: T tokens, Hk/Hv heads of Dk = Dv = 128 (model: Qwen3.5-4B's 16/32), bf16, token-tile.

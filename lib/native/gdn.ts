@@ -13,7 +13,7 @@ import { structEncoder, structDecoder } from './struct-codec';
 /** A bound native function (sync call, or .async with a node-style callback). */
 export type Fn = ((...args: unknown[]) => unknown) & { async: (...args: unknown[]) => void };
 
-export const ABI_VERSION = 5;
+export const ABI_VERSION = 6;
 
 export { projectRoot } from '../paths';
 import { projectRoot } from '../paths';
@@ -118,6 +118,7 @@ export const ConvUpdateArgsT = koffi.struct('gdn_conv_update_args', {
   state: 'uint64_t',
   state_indices: 'uint64_t',
   out: 'uint64_t',
+  state_indices_host: 'uint64_t', // const int32_t* — a host copy of the slots (scratchInt32 / allocInt32), or 0
 });
 
 export const PostconvArgsT = koffi.struct('gdn_postconv_args', {
@@ -344,6 +345,7 @@ export interface LaunchContractStruct {
 export interface ConvUpdateArgs {
   B: number; C: number; K: number; x_dtype: number; out_dtype: number; state_dtype: number; arm: number;
   num_slots: number; x: number; weight: number; bias: number; state: number; state_indices: number; out: number;
+  state_indices_host: number;
 }
 export interface PostconvArgs {
   T: number; Hk: number; Hv: number; Dk: number; Dv: number;

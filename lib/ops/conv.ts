@@ -497,13 +497,17 @@ interface PreparedUpdate {
   out: Tensor;
   state: Tensor;
   staging: Staging;
+  natives: unknown[];  // native memory of this call (a fresh host copy of the slots), freed after it
   arm: UpdateArm;
   backend: Backend;
   outIsCaller: boolean;
   stateIsCaller: boolean;
 }
 
-function prepareUpdate(inputs: ConvUpdateInputs, opts: ConvUpdateOptions): PreparedUpdate {
+// indicesPath: as the offsets' (OffsetsPath) — slots given as numbers or a host tensor travel as a host
+// copy (args.state_indices_host: no upload by TypeScript, no read-back by libgdn, and up to 64 of them go
+// to the kernel inside its parameters) except in timing runs, which replay the launch later.
+function prepareUpdate(inputs: ConvUpdateInputs, opts: ConvUpdateOptions, indicesPath: OffsetsPath): PreparedUpdate {
   const arm: UpdateArm = opts.arm ?? 'reference';
   const armIndex = armId('conv-update', arm);
   const outDtype = expectChoice(opts.outDtype ?? 'f32', 'outDtype', ['f32', 'bf16'] as const);
@@ -550,7 +554,20 @@ function prepareUpdate(inputs: ConvUpdateInputs, opts: ConvUpdateOptions): Prepa
 
   const staging = new Staging(backend);
   const made: Tensor[] = [];
+  const natives: unknown[] = [];
   try {
+    // The slots: a host copy (checked above) where the path allows it, else staged on the backend.
+    let stateIndices = 0, stateIndicesHost = 0;
+    if (idx.location === 'host' && indicesPath !== 'device') {
+      if (indicesPath === 'scratch') stateIndicesHost = scratchInt32(idx.bits() as Int32Array);
+      else {
+        const m = allocInt32(idx.bits() as Int32Array);
+        natives.push(m.mem);
+        stateIndicesHost = m.addr;
+      }
+    } else {
+      stateIndices = staging.input(idx).addr;
+    }
     const dstate = opts.inPlace ? state : givenState ? staging.copyInto(givenState, state) : staging.mutableCopy(state);
     if (!opts.inPlace && !givenState) made.push(dstate);
     let out: Tensor;
@@ -575,19 +592,28 @@ function prepareUpdate(inputs: ConvUpdateInputs, opts: ConvUpdateOptions): Prepa
       weight: staging.input(weight).addr,
       bias: bias ? staging.input(bias).addr : 0,
       state: dstate.addr,
-      state_indices: staging.input(idx).addr,
+      state_indices: stateIndices,
       out: out.addr,
+      state_indices_host: stateIndicesHost,
     };
-    return { args, out, state: dstate, staging, arm, backend, outIsCaller: !!givenOut, stateIsCaller: !!opts.inPlace || !!givenState };
+    return { args, out, state: dstate, staging, natives, arm, backend, outIsCaller: !!givenOut, stateIsCaller: !!opts.inPlace || !!givenState };
   } catch (e) {
     for (const t of made) t.release();
     staging.release();
+    for (const m of natives) freeNative(m);
     throw e;
   }
 }
 
-function updateResult(p: PreparedUpdate): ConvUpdateResult {
+// What a call staged for itself: the staged inputs and a fresh host copy of the slots.
+function releaseUpdateStaged(p: PreparedUpdate): void {
   p.staging.release();
+  for (const m of p.natives) freeNative(m);
+  p.natives.length = 0;
+}
+
+function updateResult(p: PreparedUpdate): ConvUpdateResult {
+  releaseUpdateStaged(p);
   const { out, state, outIsCaller, stateIsCaller } = p;
   return {
     out,
@@ -602,14 +628,14 @@ function updateResult(p: PreparedUpdate): ConvUpdateResult {
 }
 
 function abandonUpdate(p: PreparedUpdate): void {
-  p.staging.release();
+  releaseUpdateStaged(p);
   if (!p.outIsCaller) p.out.release();
   if (!p.stateIsCaller) p.state.release();
 }
 
 /** The decode step: each sequence appends one token to its window in the state pool. */
 export async function update(inputs: ConvUpdateInputs, opts: ConvUpdateOptions = {}): Promise<ConvUpdateResult> {
-  const p = prepareUpdate(inputs, opts);
+  const p = prepareUpdate(inputs, opts, 'fresh');
   try {
     await p.backend.callAsync(p.backend.lib.convUpdateRaw, [p.backend.native, convUpdateArgsCodec.encode(p.args)], 'conv.update');
   } catch (e) {
@@ -621,7 +647,7 @@ export async function update(inputs: ConvUpdateInputs, opts: ConvUpdateOptions =
 
 /** The same as update, on the calling thread. */
 export function updateSync(inputs: ConvUpdateInputs, opts: ConvUpdateOptions = {}): ConvUpdateResult {
-  const p = prepareUpdate(inputs, opts);
+  const p = prepareUpdate(inputs, opts, 'scratch');
   try {
     p.backend.check(p.backend.lib.convUpdateRaw(p.backend.native, convUpdateArgsCodec.encodeScratch(p.args)) as number, 'conv.update');
   } catch (e) {
@@ -633,7 +659,7 @@ export function updateSync(inputs: ConvUpdateInputs, opts: ConvUpdateOptions = {
 
 /** A decode update ready for the native timing loop (its state is a private copy unless inPlace or out.state). */
 export function prepareTimedUpdate(inputs: ConvUpdateInputs, opts: ConvUpdateOptions = {}, label?: string): NativeOp & { release(): void } {
-  const p = prepareUpdate(inputs, opts);
+  const p = prepareUpdate(inputs, opts, 'device');
   return {
     kind: 'conv_update',
     args: p.args,

@@ -229,6 +229,39 @@ forEachBackend((backend, kind) => {
       await assert.rejects(conv.update({ x, weight, state, stateIndices: [1, 1] }, { backend: backend() }), /stateIndices\[1\]: slot 1 is also used/);
       await assert.rejects(conv.update({ x, weight, state, stateIndices: [0, 3] }, { backend: backend() }), /stateIndices\[1\]: slot 3 is outside/);
     });
+
+    // Slots given as numbers or a host tensor travel as a host copy (args.state_indices_host): no upload by
+    // TypeScript, no read-back by libgdn, and up to 64 of them inside the kernel's parameters
+    // (cuda/src/common/plan_lists.h); a device tensor is read back to be checked. The bits must not
+    // depend on the route: B = 64 sits at the limit, 65 past it.
+    for (const B of [3, 64, 65]) {
+      it(`slots as host numbers, a host tensor or a device tensor: the same bits, sync, async and in place (B = ${B})`, async () => {
+        const b = backend();
+        const C = 40, K = 4, pool = B + 7;
+        const x = Tensor.random([B, C], 'bf16', { seed: 11 }).to(b);
+        const weight = Tensor.random([C, K], 'bf16', { seed: 12, scale: 0.5 }).to(b);
+        const state = Tensor.random([pool, C, K - 1], 'f32', { seed: 13 }).to(b);
+        const slots = Array.from({ length: B }, (_, i) => (i % 5 === 3 ? -1 : (i * 7 + 2) % pool));
+        const onDevice = Tensor.from(slots, [B], 'i32').to(b);
+        const before = b.stats().liveBuffers;
+        const opts = { arm: 'reg', outDtype: 'bf16', backend: b } as const;
+        const ref = conv.updateSync({ x, weight, state, stateIndices: onDevice }, opts);
+        const sync = conv.updateSync({ x, weight, state, stateIndices: slots }, opts);
+        const async_ = await conv.update({ x, weight, state, stateIndices: Tensor.from(slots, [B], 'i32') }, opts);
+        for (const r of [sync, async_]) {
+          assert.equal(countBitMismatches(r.out, ref.out), 0);
+          assert.equal(countBitMismatches(r.state, ref.state), 0);
+        }
+        const pooled = Tensor.random([pool, C, K - 1], 'f32', { seed: 13 }).to(b);
+        const ip = conv.updateSync({ x, weight, state: pooled, stateIndices: slots }, { ...opts, inPlace: true });
+        assert.equal(countBitMismatches(ip.out, ref.out), 0);
+        assert.equal(countBitMismatches(pooled, ref.state), 0);
+        for (const r of [ref, sync, async_, ip]) r.release();
+        pooled.release();
+        assert.equal(b.stats().liveBuffers, before);
+        for (const t of [x, weight, state, onDevice]) t.release();
+      });
+    }
   });
 
   describe('conv: offsets given as host numbers (no read-back) or as a device tensor', () => {
@@ -374,6 +407,35 @@ describe('conv: native validation (bypassing the TypeScript checks)', () => {
     freeNative(good.mem);
     freeNative(short.mem);
     for (const t of [x, w, q, st, out]) t.release();
+  });
+
+  it('conv update: the library refuses two sources of the slots and checks a host copy like a device one', () => {
+    const b = openBackend(testBackendKinds()[0]);
+    const lib = b.lib;
+    const [B, C, K, pool] = [3, 8, 4, 4];
+    const x = Tensor.random([B, C], 'f32', { seed: 1 }).to(b);
+    const w = Tensor.random([C, K], 'f32', { seed: 2 }).to(b);
+    const st = Tensor.zeros([pool, C, K - 1]).to(b);
+    const out = Tensor.empty([B, C], 'f32', { backend: b });
+    const dev = Tensor.from([0, 1, 2], [B], 'i32').to(b);
+    const good = allocInt32([2, -1, 0]);
+    const twice = allocInt32([1, 3, 1]);
+    const outside = allocInt32([0, 4, 1]);
+    const args = {
+      B, C, K, x_dtype: 0, out_dtype: 0, state_dtype: 0, arm: 0, num_slots: pool,
+      x: x.addr, weight: w.addr, bias: 0, state: st.addr, state_indices: 0, out: out.addr, state_indices_host: good.addr,
+    };
+    assert.equal(lib.convUpdate(b.native, args) as number, 0, lib.lastError() as string);
+    assert.notEqual(lib.convUpdate(b.native, { ...args, state_indices: dev.addr }) as number, 0);
+    assert.match(lib.lastError() as string, /args\.state_indices: must be 0 when args\.state_indices_host .* is given/);
+    assert.notEqual(lib.convUpdate(b.native, { ...args, state_indices_host: twice.addr }) as number, 0);
+    assert.match(lib.lastError() as string, /args\.state_indices_host: entries 0 and 2 both name slot 1/);
+    assert.notEqual(lib.convUpdate(b.native, { ...args, state_indices_host: outside.addr }) as number, 0);
+    assert.match(lib.lastError() as string, /args\.state_indices_host: entry 1 = 4 is not a slot of the pool \(num_slots = 4\)/);
+    assert.notEqual(lib.convUpdate(b.native, { ...args, state_indices_host: 0 }) as number, 0);
+    assert.match(lib.lastError() as string, /args\.state_indices: address is 0/);
+    for (const m of [good, twice, outside]) freeNative(m.mem);
+    for (const t of [x, w, st, out, dev]) t.release();
   });
 });
 

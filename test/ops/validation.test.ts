@@ -91,7 +91,7 @@ forEachBackend((backend) => {
       try {
         const args = {
           B, C, K, x_dtype: DTYPE_CODE.f32, out_dtype: DTYPE_CODE.f32, state_dtype: DTYPE_CODE.f32, arm: 0, num_slots: slots,
-          x: ts[0].addr, weight: ts[1].addr, bias: ts[2].addr, state: ts[3].addr, state_indices: ts[4].addr, out: ts[5].addr,
+          x: ts[0].addr, weight: ts[1].addr, bias: ts[2].addr, state: ts[3].addr, state_indices: ts[4].addr, out: ts[5].addr, state_indices_host: 0,
         };
         const fields: Field[] = [
           { name: 'x', bytes: B * C * 4, written: false }, { name: 'weight', bytes: C * K * 4, written: false }, { name: 'bias', bytes: C * 4, written: false },

@@ -113,6 +113,9 @@ gdn_status plan_op(gdn_backend* b, const gdn_op& in, int32_t i, PlannedOp* op) {
       return st == GDN_OK ? st : prefix_error(b, st, i, "conv");
     case GDN_OP_CONV_UPDATE:
       st = update_plan(b, &in.update, &op->update);
+#if GDN_HAVE_CUDA
+      if (st == GDN_OK && backend_is_cuda(b)) st = cuda::update_prepare(b, &op->update);
+#endif
       return st == GDN_OK ? st : prefix_error(b, st, i, "conv update");
     case GDN_OP_POSTCONV:
       st = postconv_plan(b, &in.postconv, &op->postconv);
@@ -498,7 +501,8 @@ GDN_API gdn_status gdn_conv_update(gdn_backend* b, const gdn_conv_update_args* a
     if (st != GDN_OK) return st;
 #if GDN_HAVE_CUDA
     if (backend_is_cuda(b)) {
-      st = cuda::update_launch(b, plan);
+      st = cuda::update_prepare(b, &plan);
+      if (st == GDN_OK) st = cuda::update_launch(b, plan);
       return st == GDN_OK ? cuda::synchronize(b) : st;
     }
 #endif

@@ -58,10 +58,11 @@ gdn_status download(gdn_backend* b, void* dst, uint64_t src, uint64_t bytes);
 gdn_status fill_u32(gdn_backend* b, uint64_t dst, uint32_t pattern, uint64_t bytes);
 gdn_status copy(gdn_backend* b, uint64_t dst, uint64_t src, uint64_t bytes);  // enqueued on the stream
 gdn_status synchronize(gdn_backend* b);
-// Copies the plan's program list to the device (once per plan).
+// Copies the plan's program list (and host offsets) to the device unless they travel in its parameters.
 gdn_status conv_prepare(gdn_backend* b, ConvPlan* plan);
 // Enqueue one planned op on the backend's stream (no synchronisation).
 gdn_status conv_launch(gdn_backend* b, const ConvPlan& plan);
+gdn_status update_prepare(gdn_backend* b, UpdatePlan* plan);  // uploads a long host copy of the slots
 gdn_status update_launch(gdn_backend* b, const UpdatePlan& plan);
 gdn_status postconv_launch(gdn_backend* b, const PostconvPlan& plan);
 gdn_status matmul_launch(gdn_backend* b, const MatmulPlan& plan);

@@ -353,28 +353,37 @@ gdn_status update_plan(gdn_backend* b, const gdn_conv_update_args* a, UpdatePlan
       {"args.weight", a->weight, C * K * xs, (int)xs, xn, false},
       {"args.bias", a->bias, a->bias ? C * xs : 0, (int)xs, xn, false},
       {"args.state", a->state, (uint64_t)a->num_slots * C * (K - 1) * ss, (int)ss, dtype_name(a->state_dtype), true},
-      {"args.state_indices", a->state_indices, B * 4, 4, "i32", false},
+      {"args.state_indices", a->state_indices, a->state_indices_host ? 0 : B * 4, 4, "i32", false},
       {"args.out", a->out, B * C * os, (int)os, dtype_name(a->out_dtype), true},
   };
+  if (a->state_indices_host != nullptr && a->state_indices != 0)
+    return fail(b, GDN_ERR_INVALID_ARGUMENT,
+                "args.state_indices: must be 0 when args.state_indices_host (a host copy of the slots) is given; pass "
+                "one of the two");
   gdn_status st = check_arg_ranges(b, ranges, sizeof ranges / sizeof ranges[0]);
   if (st != GDN_OK) return st;
 
-  std::vector<int32_t> slots((size_t)B);
-  st = read_to_host(b, slots.data(), a->state_indices, B * 4, "args.state_indices");
+  // ---- the slots: the caller's host copy, or read back from the device array (to check them)
+  std::vector<int32_t>& slots = plan->slots;
+  slots.assign((size_t)B, 0);
+  plan->slots_from_host = a->state_indices_host != nullptr;
+  if (plan->slots_from_host) std::memcpy(slots.data(), a->state_indices_host, (size_t)B * 4);
+  else st = read_to_host(b, slots.data(), a->state_indices, B * 4, "args.state_indices");
   if (st != GDN_OK) return st;
+  const char* src = plan->slots_from_host ? "args.state_indices_host" : "args.state_indices";
   std::vector<int64_t> owner((size_t)a->num_slots, -1);
   for (uint64_t i = 0; i < B; ++i) {
     const int32_t s = slots[i];
     if (s < 0) continue;
     if (s >= a->num_slots)
       return fail(b, GDN_ERR_INVALID_ARGUMENT,
-                  "args.state_indices: entry %" PRIu64 " = %d is not a slot of the pool (num_slots = %" PRId64 ")", i,
+                  "%s: entry %" PRIu64 " = %d is not a slot of the pool (num_slots = %" PRId64 ")", src, i,
                   (int)s, a->num_slots);
     if (owner[(size_t)s] >= 0)
       return fail(b, GDN_ERR_INVALID_ARGUMENT,
-                  "args.state_indices: entries %" PRId64 " and %" PRIu64
+                  "%s: entries %" PRId64 " and %" PRIu64
                   " both name slot %d (two sequences updating one state slot is a race)",
-                  owner[(size_t)s], i, (int)s);
+                  src, owner[(size_t)s], i, (int)s);
     owner[(size_t)s] = (int64_t)i;
   }
 
@@ -388,7 +397,16 @@ gdn_status update_plan(gdn_backend* b, const gdn_conv_update_args* a, UpdatePlan
   p.w = addr_ptr<const void>(a->weight);
   p.bias = a->bias ? addr_ptr<const void>(a->bias) : nullptr;
   p.state = addr_ptr<void>(a->state);
-  p.slots = addr_ptr<const int32_t>(a->state_indices);
+  // A device array stays where it is; a host copy serves the host backend as it is and travels in the
+  // parameters when short (common/plan_lists.h), else the CUDA backend uploads it (update_prepare).
+  p.slots = plan->slots_from_host ? plan->slots.data() : addr_ptr<const int32_t>(a->state_indices);
+  plan->lists_inline = false;
+  if (plan->slots_from_host && B <= (uint64_t)kInlineListWords) {
+    for (uint64_t i = 0; i < B; ++i) p.lists.words[i] = slots[i];
+    p.lists.qsl_at = 0;
+    p.slots = nullptr;
+    plan->lists_inline = true;
+  }
   p.out = addr_ptr<void>(a->out);
   plan->combo = a->x_dtype == GDN_BF16 ? 1 : 0;
   plan->variant = plan->arm->variant_for(&p);

@@ -66,7 +66,7 @@ extern const ConvLaunch kConvPlanted[];
 
 // ----------------------------------------------------------------- conv update (2-D grid: channel tiles x B)
 template <class Arm, class TX, int V>
-__global__ void __launch_bounds__(Arm::spec.threads, Arm::spec.min_blocks) update_kernel(const update::Params p) {
+__global__ void __launch_bounds__(Arm::spec.threads, Arm::spec.min_blocks) update_kernel(const __grid_constant__ update::Params p) {
   extern __shared__ __align__(16) float gdn_smem[];
   exec::CudaThread<true> t{gridDim.x, gridDim.y, gdn_smem};
   Arm::template body<TX, NoMutant, V>(p, t);

@@ -21,7 +21,7 @@ struct ArmReg {
     const int64_t c = t.bx() * kThreads + t.tid();
     const int64_t by = t.by();
     if (c >= p.C) return;
-    const int32_t slot = p.slots[by];
+    const int32_t slot = slot_of(p, by);
     if (slot < 0) return;
     const int K = W == 4 ? 4 : p.K;
     const TX* w = static_cast<const TX*>(p.w) + c * K;
