@@ -142,7 +142,7 @@ void test_mixed() {
 }
 
 // Shuffle-only arms (barriers = false) run warp by warp: the same sums, sync() reported as undeclared,
-// lanes that diverge at shuffles still a deadlock fault, and warps really one after the other (warp 1
+// lanes that leave early release the others' shuffles, and warps really one after the other (warp 1
 // starts after warp 0 ended, which the whole-block rounds never do).
 void test_warp_mode() {
   HostGrid g;

@@ -10,6 +10,15 @@ import { forEachBackend, openBackend } from '../backends';
 import { allocInt32, freeNative } from '../../lib/native/gdn';
 
 const zero = { q: 0, k: 0, v: 0, g: 0, beta: 0, convState: 0 };
+
+// A small case over the given sequence lengths (the offsets and plan-list tests): Hk = 1, Hv value heads,
+// bf16 x and conv rounding, f32 q/k (where summation orders show), every other sequence with a state.
+function lengthsCase(name: string, Hv: number, lengths: readonly number[], seed: number): FusedCase {
+  return {
+    name, Hk: 1, Hv, K: 4, lengths: [...lengths], initialState: lengths.map((_, i) => i % 2 === 0), maskDtype: 'i8', bias: true,
+    xDtype: 'bf16', convDtype: 'bf16', qkvDtype: 'f32', gateDtype: 'f32', xRowStride: (2 + Hv) * 128, packedWidth: 2 * Hv, bOffset: 0, aOffset: Hv, seed,
+  };
+}
 // Read when the file loads, from libgdn's registry: an arm added there is tested with no change here.
 const ARMS = checkedFusedArms();
 
@@ -216,10 +225,7 @@ forEachBackend((backend, kind) => {
     for (const [arm, lengths] of [['stream', [70, 0, 2, 9]], ['head-tile', [130, 5, 64]], ['stream', Array.from({ length: 300 }, (_, i) => (i * 7) % 5)]] as const) {
       it(`${arm}, ${lengths.length} sequences: same bits on every output and the state, no buffer left behind`, async () => {
         const b = backend();
-        const c: FusedCase = {
-          name: 'offsets', Hk: 1, Hv: 2, K: 4, lengths: [...lengths], initialState: lengths.map((_, i) => i % 2 === 0), maskDtype: 'i8', bias: true,
-          xDtype: 'bf16', convDtype: 'bf16', qkvDtype: 'f32', gateDtype: 'f32', xRowStride: 512, packedWidth: 4, bOffset: 0, aOffset: 2, seed: 9,
-        };
+        const c = lengthsCase('offsets', 2, lengths, 9);
         const inputs = makeFusedInputs(c);
         const offsets = inputs.queryStartLoc as readonly number[];
         const onDevice = Tensor.from(offsets, [offsets.length], 'i32').to(b);
@@ -252,10 +258,7 @@ forEachBackend((backend, kind) => {
     ] as const) {
       it(`stream, ${why}: the chain's bits`, async () => {
         const b = backend();
-        const c: FusedCase = {
-          name: 'lists', Hk: 1, Hv: 1, K: 4, lengths: [...lengths], initialState: lengths.map((_, i) => i % 2 === 0), maskDtype: 'i8', bias: true,
-          xDtype: 'bf16', convDtype: 'bf16', qkvDtype: 'f32', gateDtype: 'f32', xRowStride: 384, packedWidth: 2, bOffset: 0, aOffset: 1, seed: 31,
-        };
+        const c = lengthsCase('lists', 1, lengths, 31);
         const inputs = makeFusedInputs(c);
         const offsets = inputs.queryStartLoc as readonly number[];
         const onDevice = Tensor.from(offsets, [offsets.length], 'i32').to(b);
