@@ -30,7 +30,7 @@ using namespace gdn;
 using conv::bf16_bits;
 
 template <int MINB, bool ROWS4, class S>
-__global__ void __launch_bounds__(fused::kThreads, MINB) tune_kernel(const __grid_constant__ fused::Params p, int64_t gx, int64_t gy) {
+__global__ void __launch_bounds__(fused::kThreads, MINB) tune_kernel(const fused::Params p, int64_t gx, int64_t gy) {
   exec::CudaThread<false> t{gx, gy, nullptr};
   fused::stream_body<bf16_bits, bf16_bits, bf16_bits, NoMutant, 0, ROWS4, S>(p, t);
 }

@@ -130,17 +130,17 @@ static void run_math() {
 }
 
 // ================================================================= 2. conv
-__global__ void __launch_bounds__(conv::kThreads, conv::kVecMinBlocks) vec_lib(const __grid_constant__ conv::Params p) {
+__global__ void __launch_bounds__(conv::kThreads, conv::kVecMinBlocks) vec_lib(const conv::Params p) {
   conv::vec_thread<bf16_bits, bf16_bits, NoMutant, 4>(p, (int64_t)blockIdx.x % p.grid_x, (int64_t)blockIdx.x / p.grid_x,
                                                        threadIdx.x);
 }
 template <int V, int G, int THREADS, int MINB, class S>
-__global__ void __launch_bounds__(THREADS, MINB) tile_variant(const __grid_constant__ conv::Params p) {
+__global__ void __launch_bounds__(THREADS, MINB) tile_variant(const conv::Params p) {
   conv::tile_thread<bf16_bits, bf16_bits, NoMutant, 4, V, G, THREADS, S>(p, (int64_t)blockIdx.x % p.grid_x,
                                                                         (int64_t)blockIdx.x / p.grid_x, threadIdx.x);
 }
 template <int V, int R, int THREADS, int MINB, class S, int D = 0>
-__global__ void __launch_bounds__(THREADS, MINB) stream_variant(const __grid_constant__ conv::Params p) {
+__global__ void __launch_bounds__(THREADS, MINB) stream_variant(const conv::Params p) {
   extern __shared__ __align__(16) float stream_ring_[];
   conv::stream_thread<bf16_bits, bf16_bits, NoMutant, 4, 4, V, R, THREADS, S, D>(
       p, (int64_t)blockIdx.x % p.grid_x, (int64_t)blockIdx.x / p.grid_x, threadIdx.x, stream_ring_);
@@ -161,13 +161,13 @@ struct SmemCtx {
   __device__ void sync() const { __syncthreads(); }
 };
 template <int MINB, class S>
-__global__ void __launch_bounds__(conv::kTsThreads, MINB) tile_smem_variant(const __grid_constant__ conv::Params p) {
+__global__ void __launch_bounds__(conv::kTsThreads, MINB) tile_smem_variant(const conv::Params p) {
   SmemCtx t{p.grid_x};
   conv::tile_smem_thread<bf16_bits, bf16_bits, 4, S, false>(p, t);
 }
 constexpr int kSmem = (int)conv::tile_smem_bytes<bf16_bits, bf16_bits, 4>();
 template <int W>
-__global__ void __launch_bounds__(conv::kThreads) scalar_ref(const __grid_constant__ conv::Params p) {
+__global__ void __launch_bounds__(conv::kThreads) scalar_ref(const conv::Params p) {
   SmemCtx t{p.grid_x};
   conv::ArmScalar::body<bf16_bits, bf16_bits, NoMutant, 0>(p, t);
 }

@@ -20,7 +20,7 @@ using namespace gdn;
 using conv::bf16_bits;
 
 template <int W, int G, int THREADS, int MINB>
-__global__ void __launch_bounds__(THREADS, MINB) vec_variant(const __grid_constant__ conv::Params p) {
+__global__ void __launch_bounds__(THREADS, MINB) vec_variant(const conv::Params p) {
   conv::vec_thread<bf16_bits, bf16_bits, conv::NoMutant, W, G, THREADS>(p, (int64_t)blockIdx.x % p.grid_x,
                                                         (int64_t)blockIdx.x / p.grid_x, threadIdx.x);
 }

@@ -295,36 +295,44 @@ forEachBackend((backend, kind) => {
     }
   });
 
-  describe('conv: plan lists in the launch parameters, at the limit and past it', () => {
-    // Up to 64 words of program list (2 per program) plus host offsets (N + 1) travel inside the kernel's
-    // parameters; longer lists are put in device memory (cuda/src/common/plan_lists.h). Each batch sits
-    // on one side of that limit for the host-numbers route and/or the device-tensor route (which carries
-    // programs only). The reference, scalar/sequence with a device tensor of offsets, reads neither.
+  describe('conv: one sequence reads no list; a batch reads its lists from memory', () => {
+    // A launch over one sequence computes its programs (0, y) and offsets [0, T] in the kernel; a batch
+    // reads its program list and offsets from memory (cuda/src/common/plan_lists.h). Both, on host numbers
+    // and on a device tensor of offsets, against a reference that always reads them from memory:
+    // scalar/sequence over the same batch behind one more, empty sequence (with its own state row).
     const single = (n: number) => Array.from({ length: n }, () => 1);
     for (const [arm, lengths, why] of [
-      ['reg', [248], '31 programs: 62 + 2 words, inline either way'],
-      ['reg', [256], '32 programs: 64 words inline from a device tensor, 66 with host offsets'],
-      ['reg', [264], '33 programs: 66 words, in device memory either way'],
-      ['vec', single(21), '21 one-token sequences: 42 + 22 = 64 words'],
-      ['vec', single(22), '22 sequences: 67 words with host offsets, 44 without'],
-      ['reg', single(32), '32 sequences: 64 words of programs'],
-      ['reg', single(33), '33 sequences: 66 words of programs'],
+      ['reg', [248], 'one sequence, 31 programs'],
+      ['reg', [256], 'one sequence, 32 programs'],
+      ['stream', [1], 'one sequence of one token'],
+      ['vec', [0, 264], 'an empty sequence, then 264 tokens (two sequences: lists in memory)'],
+      ['vec', single(21), '21 one-token sequences'],
+      ['reg', single(33), '33 one-token sequences'],
     ] as const) {
       it(`${arm}/exact, ${why}: the bits of scalar/sequence`, async () => {
         const b = backend();
         const inputs = makeConvInputs({ name: 'lists', C: 64, K: 4, xDtype: 'bf16', outDtype: 'f32', lengths: [...lengths], initialState: lengths.map((_, i) => i % 3 !== 1), maskDtype: 'i8', bias: true, xRowStride: 64, seed: 21 });
         const offsets = inputs.queryStartLoc as readonly number[];
         const onDevice = Tensor.from(offsets, [offsets.length], 'i32').to(b);
-        const ref = conv.forwardSync({ ...inputs, queryStartLoc: onDevice }, { arm: 'scalar', mapping: 'sequence', backend: b });
+        const N = lengths.length, row = 64 * 3;
+        const padded = {
+          ...inputs,
+          queryStartLoc: Tensor.from([0, ...offsets], [N + 2], 'i32').to(b),
+          convState: Tensor.from([...new Array(row).fill(0.5), ...inputs.convState.toFloat32()], [N + 1, 64, 3], 'f32'),
+          hasInitialState: [0, ...lengths.map((_, i) => (i % 3 !== 1 ? 1 : 0))],
+        };
+        const ref = conv.forwardSync(padded, { arm: 'scalar', mapping: 'sequence', backend: b });
+        const refState = Tensor.from(ref.convState.toFloat32().subarray(row), [N, 64, 3], 'f32');
         const byNumbers = conv.forwardSync(inputs, { arm, mapping: 'exact', backend: b });
         const byTensor = await conv.forward({ ...inputs, queryStartLoc: onDevice }, { arm, mapping: 'exact', backend: b });
         for (const r of [byNumbers, byTensor]) {
           assert.equal(r.contract.arm, arm);
           assert.equal(countBitMismatches(r.out, ref.out), 0);
-          assert.equal(countBitMismatches(r.convState, ref.convState), 0);
+          assert.equal(countBitMismatches(r.convState, refState), 0);
         }
         for (const r of [ref, byNumbers, byTensor]) r.release();
         onDevice.release();
+        padded.queryStartLoc.release();
       });
     }
   });

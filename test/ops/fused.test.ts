@@ -245,16 +245,17 @@ forEachBackend((backend, kind) => {
     }
   });
 
-  describe('fused: plan lists in the launch parameters, at the limit and past it', function () {
+  describe('fused: one sequence reads no list; a batch reads its lists from memory', function () {
     this.timeout(120000);
-    // As for the conv (cuda/src/common/plan_lists.h): 64-token programs, 2 words each, plus N + 1 host
-    // offsets fit in 64 words or go to device memory. The chain is given a device tensor of offsets.
+    // As for the conv (cuda/src/common/plan_lists.h): one sequence's programs (0, y) and offsets [0, T]
+    // are computed in the kernel; a batch's are read from memory. The reference always reads them from
+    // memory: the chain over the same batch behind one more, empty sequence (with its own state row).
     const single = (n: number) => Array.from({ length: n }, () => 1);
     for (const [lengths, why] of [
-      [[31 * 64], '31 programs: 64 words'],
-      [[32 * 64 - 5], '32 programs: 66 words with host offsets, 64 without'],
-      [single(21), '21 one-token sequences: 64 words'],
-      [single(22), '22 sequences: 67 words'],
+      [[31 * 64], 'one sequence, 31 programs'],
+      [[32 * 64 - 5], 'one sequence, 32 programs, the last partial'],
+      [[0, 70], 'an empty sequence, then 70 tokens'],
+      [single(22), '22 one-token sequences'],
     ] as const) {
       it(`stream, ${why}: the chain's bits`, async () => {
         const b = backend();
@@ -263,12 +264,21 @@ forEachBackend((backend, kind) => {
         const offsets = inputs.queryStartLoc as readonly number[];
         const onDevice = Tensor.from(offsets, [offsets.length], 'i32').to(b);
         const opts = fusedOptions(c, b, null, 'stream');
-        const ref = await fused.chain({ ...inputs, queryStartLoc: onDevice }, opts);
+        const N = lengths.length, C = 384, row = C * 3;
+        const padded = {
+          ...inputs,
+          queryStartLoc: Tensor.from([0, ...offsets], [N + 2], 'i32').to(b),
+          convState: Tensor.from([...new Array(row).fill(0.5), ...inputs.convState.toFloat32()], [N + 1, C, 3], 'f32'),
+          hasInitialState: [0, ...lengths.map((_, i) => (i % 2 === 0 ? 1 : 0))],
+        };
+        const ref = await fused.chain(padded, opts);
+        const refState = Tensor.from(ref.convState.toFloat32().subarray(row), [N, C, 3], 'f32');
         const byNumbers = fused.forwardSync(inputs, opts);
         const byTensor = fused.forwardSync({ ...inputs, queryStartLoc: onDevice }, opts);
-        for (const r of [byNumbers, byTensor]) assert.deepEqual(compareFused(r, ref), zero);
+        for (const r of [byNumbers, byTensor]) assert.deepEqual(compareFused(r, { ...ref, convState: refState }), zero);
         for (const r of [ref, byNumbers, byTensor]) r.release();
         onDevice.release();
+        padded.queryStartLoc.release();
       });
     }
   });

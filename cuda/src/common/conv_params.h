@@ -42,7 +42,7 @@ struct Params {
   const void* x;      // [T, x_stride] TX
   const void* w;      // [C, K] TX
   const void* bias;   // [C] TX or null
-  const int32_t* qsl; // [N+1], or null: the offsets are in `lists` (plan_lists.h)
+  const int32_t* qsl; // [N+1], or null: one sequence, offsets [0, T] (plan_lists.h)
   const void* his;    // [N] i8 or i32, or null
   int32_t his_i32;
   int32_t mapping;    // the mapping that runs (scalar and tiled: SEQUENCE)
@@ -52,10 +52,9 @@ struct Params {
   int32_t widen_cycles;
   float* state;       // [N, C, K-1]
   void* out;          // [T, C] TO
-  const int32_t* programs;  // exact mappings: (sequence, chunk) pairs, program y at [2y, 2y+1]; null: in `lists`
+  const int32_t* programs;  // exact mappings: (sequence, chunk) pairs, program y at [2y, 2y+1]; null: one sequence, (0, y)
   int32_t silu_shortcut;    // 1: bf16 out on a GPU that may take silu_bf16_shortcut (detmath.h; the
                             // backend's flag, compute capability 9.0 only); 0 on the host
-  InlineLists lists;         // small program lists and host offsets (plan_lists.h)
 };
 
 // ----------------------------------------------------------------- loads and stores

@@ -301,7 +301,7 @@ gdn_status conv_plan(gdn_backend* b, const gdn_conv_args* a, ConvPlan* plan) {
   p.w = addr_ptr<const void>(a->weight);
   p.bias = a->bias ? addr_ptr<const void>(a->bias) : nullptr;
   // A host copy serves the host backend as it is; the CUDA backend uploads it (conv_prepare) unless
-  // it travels in the parameters (below).
+  // the launch needs no list (below).
   p.qsl = plan->qsl_from_host ? plan->qsl.data() : addr_ptr<const int32_t>(a->query_start_loc);
   p.his = a->has_initial_state ? addr_ptr<const void>(a->has_initial_state) : nullptr;
   p.his_i32 = a->his_dtype == GDN_I32;
@@ -313,8 +313,13 @@ gdn_status conv_plan(gdn_backend* b, const gdn_conv_args* a, ConvPlan* plan) {
   p.state = addr_ptr<float>(a->conv_state);
   p.out = addr_ptr<void>(a->out);
   p.programs = plan->programs.empty() ? nullptr : plan->programs.data();
-  // Small lists travel in the parameters (both backends); the CUDA backend uploads the others.
-  plan->lists_inline = inline_plan_lists(p, plan->programs, plan->qsl_from_host ? &plan->qsl : nullptr);
+  // One sequence: the kernel computes its programs and offsets (both backends); the CUDA backend uploads
+  // the lists of a batch given as a host copy (plan_lists.h).
+  plan->lists_implicit = lists_are_implicit((int64_t)N, plan->programs);
+  if (plan->lists_implicit) {
+    p.programs = nullptr;
+    p.qsl = nullptr;
+  }
   p.silu_shortcut = b->silu_shortcut && a->out_dtype == GDN_BF16 ? 1 : 0;  // arms that offer it: stream-mufu
   plan->combo = 2 * (a->x_dtype == GDN_BF16) + (a->out_dtype == GDN_BF16);
   plan->build = a->mutant != GDN_CONV_MUTANT_NONE ? 1 : 0;
@@ -401,9 +406,8 @@ gdn_status update_plan(gdn_backend* b, const gdn_conv_update_args* a, UpdatePlan
   // parameters when short (common/plan_lists.h), else the CUDA backend uploads it (update_prepare).
   p.slots = plan->slots_from_host ? plan->slots.data() : addr_ptr<const int32_t>(a->state_indices);
   plan->lists_inline = false;
-  if (plan->slots_from_host && B <= (uint64_t)kInlineListWords) {
-    for (uint64_t i = 0; i < B; ++i) p.lists.words[i] = slots[i];
-    p.lists.qsl_at = 0;
+  if (plan->slots_from_host && B <= (uint64_t)kInlineSlots) {
+    for (uint64_t i = 0; i < B; ++i) p.slot_words[i] = slots[i];
     p.slots = nullptr;
     plan->lists_inline = true;
   }

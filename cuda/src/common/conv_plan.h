@@ -23,7 +23,7 @@ gdn_status conv_contract(gdn_backend* backend, int32_t arm, int32_t mapping, int
 
 // A validated, planned prefill conv.
 struct ConvPlan {
-  conv::Params params{};  // programs / qsl: host arrays, the parameters' own lists, or (CUDA) device copies
+  conv::Params params{};  // programs / qsl: host arrays, null (one sequence), or (CUDA) device copies
   gdn_launch_contract contract{};
   registry::EntryRef arm;  // the arm that runs (after fallbacks)
   int32_t combo = 0;       // 2 * (x is bf16) + (out is bf16)
@@ -35,7 +35,7 @@ struct ConvPlan {
   std::shared_ptr<void> device_programs;  // CUDA backend: device copy of programs (freed with the plan)
   std::vector<int32_t> qsl;               // the sequence offsets on the host (read back, or the caller's copy)
   bool qsl_from_host = false;             // args.query_start_loc_host: the CUDA backend uploads qsl itself
-  bool lists_inline = false;              // programs (and host offsets) are in params.lists: nothing to upload
+  bool lists_implicit = false;            // one sequence: the kernel computes programs and offsets, nothing to upload
 };
 
 // The N+1 sequence offsets of a prefill launch on the host: the caller's host copy (exactly one of
@@ -62,7 +62,7 @@ struct UpdatePlan {
   int32_t grid_x = 0, grid_y = 0;
   std::vector<int32_t> slots;             // the slots on the host (read back, or the caller's copy)
   bool slots_from_host = false;           // args.state_indices_host: no device array of the caller's
-  bool lists_inline = false;              // the host copy is in params.lists: nothing to upload
+  bool lists_inline = false;              // the host copy is in params.slot_words: nothing to upload
   std::shared_ptr<void> device_slots;     // CUDA backend: device copy of a long host copy (freed with the plan)
 };
 gdn_status update_plan(gdn_backend* backend, const gdn_conv_update_args* args, UpdatePlan* plan);

@@ -201,7 +201,7 @@ gdn_status fused_plan(gdn_backend* b, const gdn_fused_args* a, FusedPlan* plan) 
   p.w = addr_ptr<const void>(a->weight);
   p.bias = a->bias ? addr_ptr<const void>(a->bias) : nullptr;
   // A host copy serves the host backend as it is; the CUDA backend uploads it (fused_prepare) unless
-  // it travels in the parameters (below).
+  // the launch needs no list (below).
   p.qsl = plan->qsl_from_host ? plan->qsl.data() : addr_ptr<const int32_t>(a->query_start_loc);
   p.his = a->has_initial_state ? addr_ptr<const void>(a->has_initial_state) : nullptr;
   p.state = addr_ptr<float>(a->conv_state);
@@ -209,8 +209,13 @@ gdn_status fused_plan(gdn_backend* b, const gdn_fused_args* a, FusedPlan* plan) 
   p.k = addr_ptr<void>(a->k);
   p.v = addr_ptr<void>(a->v);
   p.programs = plan->programs.empty() ? nullptr : plan->programs.data();
-  // Small lists travel in the parameters (both backends); the CUDA backend uploads the others.
-  plan->lists_inline = inline_plan_lists(p, plan->programs, plan->qsl_from_host ? &plan->qsl : nullptr);
+  // One sequence: the kernel computes its programs and offsets (both backends); the CUDA backend uploads
+  // the lists of a batch given as a host copy (plan_lists.h).
+  plan->lists_implicit = lists_are_implicit((int64_t)N, plan->programs);
+  if (plan->lists_implicit) {
+    p.programs = nullptr;
+    p.qsl = nullptr;
+  }
   postconv::Params& gp = p.gates;
   gp = postconv::Params{};
   gp.T = a->T; gp.Hk = a->Hk; gp.Hv = a->Hv; gp.Dk = fused::kD; gp.Dv = fused::kD; gp.C = C;

@@ -14,7 +14,7 @@
 namespace gdn {
 
 struct FusedPlan {
-  fused::Params params{};  // programs / qsl: host arrays, the parameters' own lists, or (CUDA) device copies
+  fused::Params params{};  // programs / qsl: host arrays, null (one sequence), or (CUDA) device copies
   gdn_fused_result result{};
   registry::EntryRef arm;  // the arm that runs
   int32_t combo = 0;       // 4 * (x is bf16) + 2 * (conv_dtype is bf16) + (q, k, v are bf16)
@@ -24,7 +24,7 @@ struct FusedPlan {
   std::shared_ptr<void> device_programs;  // CUDA backend: device copy of programs (freed with the plan)
   std::vector<int32_t> qsl;               // the sequence offsets on the host (read back, or the caller's copy)
   bool qsl_from_host = false;             // args.query_start_loc_host: the CUDA backend uploads qsl itself
-  bool lists_inline = false;              // programs (and host offsets) are in params.lists: nothing to upload
+  bool lists_implicit = false;            // one sequence: the kernel computes programs and offsets, nothing to upload
 };
 
 gdn_status fused_plan(gdn_backend* backend, const gdn_fused_args* args, FusedPlan* plan);

@@ -20,7 +20,7 @@ using conv::bf16_bits;
 
 // ----------------------------------------------------------------- conv (1-D grid: programs can exceed gridDim.y)
 template <class Arm, class TX, class TO, class M, int V>
-__global__ void __launch_bounds__(Arm::spec.threads, Arm::spec.min_blocks) conv_kernel(const __grid_constant__ conv::Params p) {
+__global__ void __launch_bounds__(Arm::spec.threads, Arm::spec.min_blocks) conv_kernel(const conv::Params p) {
   extern __shared__ __align__(16) float gdn_smem[];
   exec::CudaThread<false> t{p.grid_x, 0, gdn_smem};
   Arm::template body<TX, TO, M, V>(p, t);

@@ -26,7 +26,7 @@ const UpdateLaunch kUpdate[] = {GDN_UPDATE_ARM_LIST(GDN_UPDATE)};
 namespace cuda {
 
 gdn_status conv_prepare(gdn_backend* b, ConvPlan* plan) {
-  if (plan->lists_inline) return GDN_OK;  // in the launch's parameters (common/plan_lists.h)
+  if (plan->lists_implicit) return GDN_OK;  // one sequence: no list (common/plan_lists.h)
   return upload_plan_lists(b, plan->programs, plan->qsl_from_host ? &plan->qsl : nullptr, &plan->device_programs,
                            &plan->params.programs, &plan->params.qsl, "conv");
 }
@@ -34,7 +34,7 @@ gdn_status conv_prepare(gdn_backend* b, ConvPlan* plan) {
 gdn_status conv_launch(gdn_backend* b, const ConvPlan& plan) {
   gdn_status st = cuda_bind(b);
   if (st != GDN_OK) return st;
-  if ((!plan.programs.empty() || plan.qsl_from_host) && !plan.lists_inline && !plan.device_programs)
+  if ((!plan.programs.empty() || plan.qsl_from_host) && !plan.lists_implicit && !plan.device_programs)
     return fail(b, GDN_ERR_INTERNAL, "conv launch: the program list (or the host offsets) was not prepared");
   const gdn_launch_contract& ct = plan.contract;
   if ((int64_t)ct.grid_x * ct.grid_y == 0) return GDN_OK;

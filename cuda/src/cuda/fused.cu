@@ -17,7 +17,7 @@ using conv::bf16_bits;
 
 template <class Arm, class TX, class TC, class TQ, class M, int V>
 __global__ void __launch_bounds__(Arm::spec.threads, Arm::spec.min_blocks)
-    fused_kernel(const __grid_constant__ fused::Params p, int64_t gx, int64_t gy) {
+    fused_kernel(const fused::Params p, int64_t gx, int64_t gy) {
   exec::CudaThread<false> t{gx, gy, nullptr};
   Arm::template body<TX, TC, TQ, M, V>(p, t);
 }
@@ -70,7 +70,7 @@ const FusedLaunch kFused[] = {GDN_FUSED_ARM_LIST(GDN_FUSED)};
 namespace cuda {
 
 gdn_status fused_prepare(gdn_backend* b, FusedPlan* plan) {
-  if (plan->lists_inline) return GDN_OK;  // in the launch's parameters (common/plan_lists.h)
+  if (plan->lists_implicit) return GDN_OK;  // one sequence: no list (common/plan_lists.h)
   return upload_plan_lists(b, plan->programs, plan->qsl_from_host ? &plan->qsl : nullptr, &plan->device_programs,
                            &plan->params.programs, &plan->params.qsl, "fused");
 }
@@ -79,7 +79,7 @@ gdn_status fused_launch(gdn_backend* b, const FusedPlan& plan) {
   gdn_status st = cuda_bind(b);
   if (st != GDN_OK) return st;
   if ((int64_t)plan.result.grid_x * plan.result.grid_y == 0) return GDN_OK;
-  if (!plan.lists_inline && !plan.device_programs)
+  if (!plan.lists_implicit && !plan.device_programs)
     return fail(b, GDN_ERR_INTERNAL, "fused launch: the program list was not prepared");
   const int32_t id = plan.arm->info.id;
   if (id < registry::builtin_count(registry::kFused)) return cudaarm::kFused[id](b, plan, cuda_state(b)->stream);

@@ -45,7 +45,7 @@ static_assert(gdn_arm_check::k_body_ok,
 
 #if defined(__CUDACC__)
 #define GDN_ARM_CONV_ENTRY(NAME, TX, TO)                                                        \
-  extern "C" __global__ void __launch_bounds__(GDN_ARM_THREADS, GDN_ARM_MIN_BLOCKS) NAME(const __grid_constant__ Params p) {\
+  extern "C" __global__ void __launch_bounds__(GDN_ARM_THREADS, GDN_ARM_MIN_BLOCKS) NAME(const Params p) {         \
     extern __shared__ float gdn_arm_sm[];                                                       \
     gdn_arm_check::Thread t{p.grid_x, (int64_t)gridDim.x / p.grid_x, gdn_arm_sm};               \
     if constexpr (gdn_arm_check::k_body_ok) conv_arm<TX, TO>(p, t);          \

@@ -70,15 +70,14 @@ struct Params {
   const void* x;      // [T, x_stride] TX
   const void* w;      // [C, K] TX
   const void* bias;   // [C] TX or null
-  const int32_t* qsl; // [N+1], or null: the offsets are in `lists` (plan_lists.h)
+  const int32_t* qsl; // [N+1], or null: one sequence, offsets [0, T] (plan_lists.h)
   const void* his;    // [N] i8 / i32, or null
   float* state;       // [N, C, K-1]
   void* q;            // [T, Hk, 128]
   void* k;            // [T, Hk, 128]
   void* v;            // [T, Hv, 128]
-  const int32_t* programs;  // (sequence, chunk) pairs, program y at [2y, 2y+1]; null: in `lists`
+  const int32_t* programs;  // (sequence, chunk) pairs, program y at [2y, 2y+1]; null: one sequence, (0, y)
   postconv::Params gates;   // a, b, strides, A_log, dt_bias, g, beta, Hv: postconv::gate_element reads these
-  InlineLists lists;        // small program lists and host offsets (plan_lists.h)
 };
 
 // ----------------------------------------------------------------- planted mutants

@@ -22,13 +22,13 @@ struct Params {
   const void* w;     // [C, K] TX
   const void* bias;  // [C] TX or null
   void* state;       // [num_slots, C, K-1]
-  const int32_t* slots;  // [B], or null: the slots are in `lists` (common/plan_lists.h)
+  const int32_t* slots;  // [B], or null: the slots are in slot_words (common/plan_lists.h)
   void* out;         // [B, C]
-  InlineLists lists;  // up to kInlineListWords slots given as a host copy
+  int32_t slot_words[kInlineSlots];  // up to 64 slots given as a host copy
 };
 
 // The pool slot of sequence b (negative: skip it).
-GDN_HDI int32_t slot_of(const Params& p, int64_t b) { return p.slots ? p.slots[b] : p.lists.words[b]; }
+GDN_HDI int32_t slot_of(const Params& p, int64_t b) { return p.slots ? p.slots[b] : p.slot_words[b]; }
 
 GDN_HDI float state_get(const Params& p, int64_t i) {
   return p.state_bf16 ? bf16_to_f32(static_cast<const uint16_t*>(p.state)[i]) : static_cast<const float*>(p.state)[i];
