@@ -284,12 +284,20 @@ export type OffsetsPath = 'scratch' | 'fresh' | 'device';
  * caller to free after the call. Shared by conv.forward and fused.forward.
  */
 export function stageOffsets(offsets: ReturnType<typeof expectOffsets>, path: OffsetsPath, staging: Staging, natives: unknown[]): { query_start_loc: number; query_start_loc_host: number } {
-  const host = path !== 'device' ? offsets.host : null;
-  if (!host) return { query_start_loc: staging.input(offsets.tensor()).addr, query_start_loc_host: 0 };
-  if (path === 'scratch') return { query_start_loc: 0, query_start_loc_host: scratchInt32(host) };
-  const m = allocInt32(host);
+  if (path === 'device' || !offsets.host) return { query_start_loc: staging.input(offsets.tensor()).addr, query_start_loc_host: 0 };
+  return { query_start_loc: 0, query_start_loc_host: hostInt32Copy(offsets.host, path, natives) };
+}
+
+/**
+ * The address of a native copy of host int32 values for one call on a path other than 'device': the
+ * reused scratch array ('scratch', synchronous calls) or a fresh copy pushed on `natives` ('fresh').
+ * Shared by the offsets (stageOffsets) and the update's slots.
+ */
+function hostInt32Copy(values: ArrayLike<number>, path: Exclude<OffsetsPath, 'device'>, natives: unknown[]): number {
+  if (path === 'scratch') return scratchInt32(values);
+  const m = allocInt32(values);
   natives.push(m.mem);
-  return { query_start_loc: 0, query_start_loc_host: m.addr };
+  return m.addr;
 }
 
 function prepare(inputs: ConvInputs, opts: ConvOptions, offsetsPath: OffsetsPath): PreparedConv {
@@ -506,7 +514,7 @@ interface PreparedUpdate {
 
 // indicesPath: as the offsets' (OffsetsPath) — slots given as numbers or a host tensor travel as a host
 // copy (args.state_indices_host: no upload by TypeScript, no read-back by libgdn, and up to 64 of them go
-// to the kernel inside its parameters) except in timing runs, which replay the launch later.
+// to the kernel inside its parameters) except in timing runs ('device'), which replay the launch later.
 function prepareUpdate(inputs: ConvUpdateInputs, opts: ConvUpdateOptions, indicesPath: OffsetsPath): PreparedUpdate {
   const arm: UpdateArm = opts.arm ?? 'reference';
   const armIndex = armId('conv-update', arm);
@@ -558,16 +566,8 @@ function prepareUpdate(inputs: ConvUpdateInputs, opts: ConvUpdateOptions, indice
   try {
     // The slots: a host copy (checked above) where the path allows it, else staged on the backend.
     let stateIndices = 0, stateIndicesHost = 0;
-    if (idx.location === 'host' && indicesPath !== 'device') {
-      if (indicesPath === 'scratch') stateIndicesHost = scratchInt32(idx.bits() as Int32Array);
-      else {
-        const m = allocInt32(idx.bits() as Int32Array);
-        natives.push(m.mem);
-        stateIndicesHost = m.addr;
-      }
-    } else {
-      stateIndices = staging.input(idx).addr;
-    }
+    if (idx.location === 'host' && indicesPath !== 'device') stateIndicesHost = hostInt32Copy(idx.bits() as Int32Array, indicesPath, natives);
+    else stateIndices = staging.input(idx).addr;
     const dstate = opts.inPlace ? state : givenState ? staging.copyInto(givenState, state) : staging.mutableCopy(state);
     if (!opts.inPlace && !givenState) made.push(dstate);
     let out: Tensor;

@@ -58,7 +58,7 @@ gdn_status download(gdn_backend* b, void* dst, uint64_t src, uint64_t bytes);
 gdn_status fill_u32(gdn_backend* b, uint64_t dst, uint32_t pattern, uint64_t bytes);
 gdn_status copy(gdn_backend* b, uint64_t dst, uint64_t src, uint64_t bytes);  // enqueued on the stream
 gdn_status synchronize(gdn_backend* b);
-// Copies the plan's program list (and host offsets) to the device unless they travel in its parameters.
+// Copies the plan's program list (and host offsets) to the device, unless one sequence needs none.
 gdn_status conv_prepare(gdn_backend* b, ConvPlan* plan);
 // Enqueue one planned op on the backend's stream (no synchronisation).
 gdn_status conv_launch(gdn_backend* b, const ConvPlan& plan);

@@ -405,11 +405,11 @@ gdn_status update_plan(gdn_backend* b, const gdn_conv_update_args* a, UpdatePlan
   // A device array stays where it is; a host copy serves the host backend as it is and travels in the
   // parameters when short (common/plan_lists.h), else the CUDA backend uploads it (update_prepare).
   p.slots = plan->slots_from_host ? plan->slots.data() : addr_ptr<const int32_t>(a->state_indices);
-  plan->lists_inline = false;
+  plan->slots_inline = false;
   if (plan->slots_from_host && B <= (uint64_t)kInlineSlots) {
     for (uint64_t i = 0; i < B; ++i) p.slot_words[i] = slots[i];
     p.slots = nullptr;
-    plan->lists_inline = true;
+    plan->slots_inline = true;
   }
   p.out = addr_ptr<void>(a->out);
   plan->combo = a->x_dtype == GDN_BF16 ? 1 : 0;

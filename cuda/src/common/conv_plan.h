@@ -62,7 +62,7 @@ struct UpdatePlan {
   int32_t grid_x = 0, grid_y = 0;
   std::vector<int32_t> slots;             // the slots on the host (read back, or the caller's copy)
   bool slots_from_host = false;           // args.state_indices_host: no device array of the caller's
-  bool lists_inline = false;              // the host copy is in params.slot_words: nothing to upload
+  bool slots_inline = false;              // the host copy is in params.slot_words: nothing to upload
   std::shared_ptr<void> device_slots;     // CUDA backend: device copy of a long host copy (freed with the plan)
 };
 gdn_status update_plan(gdn_backend* backend, const gdn_conv_update_args* args, UpdatePlan* plan);

@@ -49,14 +49,14 @@ gdn_status conv_launch(gdn_backend* b, const ConvPlan& plan) {
 }
 
 gdn_status update_prepare(gdn_backend* b, UpdatePlan* plan) {
-  if (!plan->slots_from_host || plan->lists_inline) return GDN_OK;  // the caller's device array, or in the parameters
+  if (!plan->slots_from_host || plan->slots_inline) return GDN_OK;  // the caller's device array, or in the parameters
   return upload_program_list(b, plan->slots, &plan->device_slots, &plan->params.slots, "conv update");
 }
 
 gdn_status update_launch(gdn_backend* b, const UpdatePlan& plan) {
   gdn_status st = cuda_bind(b);
   if (st != GDN_OK) return st;
-  if (plan.slots_from_host && !plan.lists_inline && !plan.device_slots)
+  if (plan.slots_from_host && !plan.slots_inline && !plan.device_slots)
     return fail(b, GDN_ERR_INTERNAL, "conv update launch: the host copy of the slots was not prepared");
   cudaStream_t stream = cuda_state(b)->stream;
   const int32_t id = plan.arm->info.id;
