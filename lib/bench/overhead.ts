@@ -307,6 +307,10 @@ export async function overheadCases(backend: Backend, shape: OverheadShape): Pro
     const ref = await conv.update(updIn, { arm: 'reference', outDtype: 'bf16', backend });
     const got = await conv.update(updIn, { arm: 'reg', outDtype: 'bf16', backend });
     validated.push({ op: `conv update reg B=${B} C=${C}`, mismatches: countDifferingWords(got.out.bits(), ref.out.bits()) + countDifferingWords(got.state.bits(), ref.state.bits()), elements: B * C + shape.slots * C * 3 });
+    // The slots as host numbers (a route of their own through libgdn) must give the same bits.
+    const byNumbers = conv.updateSync({ ...updIn, stateIndices: slotOf }, { arm: 'reg', outDtype: 'bf16', backend });
+    validated.push({ op: `conv update reg B=${B} C=${C}, slots as host numbers`, mismatches: countDifferingWords(byNumbers.out.bits(), ref.out.bits()) + countDifferingWords(byNumbers.state.bits(), ref.state.bits()), elements: B * C + shape.slots * C * 3 });
+    byNumbers.release();
     ref.release();
     got.release();
   }
