@@ -150,6 +150,55 @@ export class Backend {
     this.check(this.lib.bufferFree(this.native, addr) as number, 'freeing a buffer');
   }
 
+  // Scratch arrays of allocFilled / freeMany (uint64 values as lo, hi pairs), grown when a call needs more.
+  private words64 = new Uint32Array(32);
+  private words64b = new Uint32Array(32);
+  private patterns32 = new Uint32Array(16);
+
+  /**
+   * Allocates buffers of the given sizes (each a positive multiple of 4 bytes) and fills buffer i with the
+   * 32-bit pattern patterns[i], in one native call (gdn_buffers_alloc_filled: one fill launch on CUDA for
+   * all of them). An op's fresh outputs are made this way (docs/SPEC.md §2, "Fresh outputs").
+   */
+  allocFilled(bytes: readonly number[], patterns: readonly number[]): number[] {
+    const n = bytes.length;
+    if (patterns.length !== n) throw new RangeError(`patterns: expected ${n} patterns (one per buffer), got ${patterns.length}`);
+    if (this.patterns32.length < n) {
+      this.patterns32 = new Uint32Array(n);
+      this.words64 = new Uint32Array(2 * n);
+      this.words64b = new Uint32Array(2 * n);
+    }
+    const sizes = this.words64;
+    const addrs = this.words64b;
+    for (let i = 0; i < n; i++) {
+      const b = bytes[i];
+      if (!Number.isSafeInteger(b) || b <= 0 || b % 4 !== 0) throw new RangeError(`bytes[${i}]: expected a positive multiple of 4, got ${b}`);
+      sizes[2 * i] = b >>> 0;
+      sizes[2 * i + 1] = Math.floor(b / 0x100000000);
+      this.patterns32[i] = patterns[i] >>> 0;
+    }
+    this.check(this.lib.buffersAllocFilled(this.native, n, sizes, this.patterns32, addrs) as number, `allocating ${n} filled buffers`);
+    const out = new Array<number>(n);
+    for (let i = 0; i < n; i++) out[i] = addrs[2 * i] + addrs[2 * i + 1] * 0x100000000;
+    return out;
+  }
+
+  /** Frees live buffers in one native call (gdn_buffers_free checks every address before freeing any). */
+  freeMany(addrs: readonly number[]): void {
+    const n = addrs.length;
+    if (this.words64.length < 2 * n) {
+      this.words64 = new Uint32Array(2 * n);
+      this.words64b = new Uint32Array(2 * n);
+      this.patterns32 = new Uint32Array(n);
+    }
+    const w = this.words64;
+    for (let i = 0; i < n; i++) {
+      w[2 * i] = addrs[i] >>> 0;
+      w[2 * i + 1] = Math.floor(addrs[i] / 0x100000000);
+    }
+    this.check(this.lib.buffersFree(this.native, n, w) as number, `freeing ${n} buffers`);
+  }
+
   upload(addr: number, data: Uint8Array): void {
     this.check(this.lib.bufferUpload(this.native, addr, data, data.byteLength) as number, 'upload');
   }

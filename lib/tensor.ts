@@ -43,6 +43,29 @@ export class DeviceStorage extends Storage {
   }
 }
 
+/**
+ * Releases tensors as release() does, the device buffers of one backend in one native call
+ * (Backend.freeMany): an op result's outputs go back together. Views sharing a storage free it once.
+ */
+export function releaseTensors(tensors: readonly Tensor[]): void {
+  let backend: Backend | null = null;
+  const batch: DeviceStorage[] = [];
+  for (const t of tensors) {
+    const s = t.storage;
+    if (s.released || batch.includes(s as DeviceStorage)) continue;
+    if (!(s instanceof DeviceStorage) || s.backend.closed || (backend !== null && s.backend !== backend)) {
+      s.release();
+      continue;
+    }
+    backend = s.backend;
+    batch.push(s);
+  }
+  if (!backend || batch.length === 0) return;
+  if (batch.length === 1) return batch[0].release();
+  backend.freeMany(batch.map((s) => s.addr));
+  for (const s of batch) s.released = true;
+}
+
 // Scopes: every device storage allocated while a scope is open is released when it closes,
 // except storage reachable from the scope's return value (kept by `keep`).
 const liveScopes: Set<DeviceStorage>[] = [];
@@ -161,6 +184,16 @@ export class Tensor {
     const bytes = Math.max(4, Math.ceil(layoutBytes(shape, dtype, opts) / 4) * 4);
     const addr = opts.backend.alloc(bytes);
     return new Tensor(shape, dtype, new DeviceStorage(opts.backend, addr, bytes), opts);
+  }
+
+  /**
+   * Contiguous tensors on `backend`, tensor i filled with the 32-bit pattern patterns[i] (poison for an
+   * op's fresh outputs, docs/SPEC.md §2), all allocated and filled by one native call (Backend.allocFilled).
+   */
+  static emptyFilled(specs: readonly (readonly [readonly number[], DType])[], patterns: readonly number[], backend: Backend): Tensor[] {
+    const bytes = specs.map(([shape, dtype]) => Math.max(4, Math.ceil(layoutBytes(shape, dtype, {}) / 4) * 4));
+    const addrs = backend.allocFilled(bytes, patterns);
+    return specs.map(([shape, dtype], i) => new Tensor(shape, dtype, new DeviceStorage(backend, addrs[i], bytes[i])));
   }
 
   static zeros(shape: readonly number[], dtype: DType = 'f32', opts: TensorOptions = {}): Tensor {

@@ -36,7 +36,7 @@ extern "C" {
 #define GDN_API __attribute__((visibility("default")))
 #endif
 
-#define GDN_ABI_VERSION 6
+#define GDN_ABI_VERSION 7
 /* The arithmetic version of the deterministic functions every arm computes with (docs/SPEC.md §9.1). */
 #define GDN_ARITH_VERSION 2
 
@@ -231,6 +231,15 @@ GDN_API gdn_status gdn_buffer_download(gdn_backend* backend, void* dst, gdn_addr
  * download and synchronize is ordered after them; their errors show at the next synchronising call. */
 GDN_API gdn_status gdn_buffer_fill_u32(gdn_backend* backend, gdn_addr dst, uint32_t pattern, uint64_t bytes);
 GDN_API gdn_status gdn_buffer_copy(gdn_backend* backend, gdn_addr dst, gdn_addr src, uint64_t bytes);
+/* n buffers in one call, for an op's fresh outputs (docs/SPEC.md §2, "Fresh outputs"): buffer i has bytes[i] (> 0, a
+ * multiple of 4) and is filled with the repeated 32-bit pattern patterns[i], enqueued like
+ * gdn_buffer_fill_u32 but as one launch on CUDA for all of them (not one per buffer). out[i] receives
+ * the addresses. On failure no buffer stays allocated and out is all 0. */
+GDN_API gdn_status gdn_buffers_alloc_filled(gdn_backend* backend, uint32_t n, const uint64_t* bytes, const uint32_t* patterns,
+                                            gdn_addr* out);
+/* Frees n live buffers, as n calls of gdn_buffer_free; every address is checked before any is freed
+ * (an error frees none and names the index). */
+GDN_API gdn_status gdn_buffers_free(gdn_backend* backend, uint32_t n, const gdn_addr* buffers);
 /* Live buffers and their total size (leak checks). Blocks held by the buffer cache are not live. */
 GDN_API gdn_status gdn_buffer_stats(gdn_backend* backend, int64_t* live_count, uint64_t* live_bytes);
 

@@ -13,7 +13,7 @@ import { structEncoder, structDecoder } from './struct-codec';
 /** A bound native function (sync call, or .async with a node-style callback). */
 export type Fn = ((...args: unknown[]) => unknown) & { async: (...args: unknown[]) => void };
 
-export const ABI_VERSION = 6;
+export const ABI_VERSION = 7;
 
 export { projectRoot } from '../paths';
 import { projectRoot } from '../paths';
@@ -397,6 +397,8 @@ export interface GdnLib {
   bufferDownload: Fn;
   bufferFillU32: Fn;
   bufferCopy: Fn;
+  buffersAllocFilled: Fn;
+  buffersFree: Fn;
   bufferStats: Fn;
   synchronize: Fn;
   convLaunchContract: Fn;
@@ -478,6 +480,9 @@ function bind(lib: LibraryHandle, libPath: string): GdnLib {
     bufferDownload: lib.func('gdn_buffer_download', st, [gdn_backend_ptr, 'uint8_t*', 'uint64_t', 'uint64_t']),
     bufferFillU32: lib.func('gdn_buffer_fill_u32', st, [gdn_backend_ptr, 'uint64_t', 'uint32_t', 'uint64_t']),
     bufferCopy: lib.func('gdn_buffer_copy', st, [gdn_backend_ptr, 'uint64_t', 'uint64_t', 'uint64_t']),
+    // Sizes and addresses travel as little-endian uint64 pairs of a Uint32Array (no BigInt per call).
+    buffersAllocFilled: lib.func('gdn_buffers_alloc_filled', st, [gdn_backend_ptr, 'uint32_t', 'void*', 'void*', 'void*']),
+    buffersFree: lib.func('gdn_buffers_free', st, [gdn_backend_ptr, 'uint32_t', 'void*']),
     bufferStats: lib.func('gdn_buffer_stats', st, [gdn_backend_ptr, koffi.out(koffi.pointer('int64_t')), koffi.out(koffi.pointer('uint64_t'))]),
     synchronize: lib.func('gdn_synchronize', st, [gdn_backend_ptr]),
     convLaunchContract: lib.func('gdn_conv_launch_contract', st, [

@@ -132,10 +132,18 @@ export class Staging {
 
   /** A fresh output on the backend, poisoned so unwritten elements show up. Kept unless `temp`. */
   output(shape: readonly number[], dtype: 'f32' | 'bf16', temp = false): Tensor {
-    const t = Tensor.empty(shape, dtype, { backend: this.backend });
-    if (t.numel > 0) this.backend.fillU32(t.addr, POISON_U32[dtype], roundUp4(t.extentBytes));
+    const [t] = Tensor.emptyFilled([[shape, dtype]], [POISON_U32[dtype]], this.backend);  // one native call
     if (temp) this.temps.push(t);
     return t;
+  }
+
+  /**
+   * Fresh contiguous outputs, poisoned as `output` poisons one, all allocated and filled by one native
+   * call (docs/SPEC.md §2, "Fresh outputs"). Kept (the caller's result releases them).
+   */
+  outputs(specs: readonly (readonly [readonly number[], 'f32' | 'bf16'])[]): Tensor[] {
+    if (specs.length === 0) return [];
+    return Tensor.emptyFilled(specs, specs.map(([, dtype]) => POISON_U32[dtype]), this.backend);
   }
 
   /** A device copy of t that the op may overwrite (state in/out). */
@@ -167,9 +175,4 @@ export class Staging {
     for (const t of this.temps) t.release();
     this.temps = [];
   }
-}
-
-/** Device allocations are rounded up to whole words (Tensor.empty), so a word fill stays inside them. */
-function roundUp4(n: number): number {
-  return Math.ceil(n / 4) * 4;
 }

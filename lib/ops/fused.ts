@@ -4,7 +4,7 @@
 // dtype = convDtype) followed by post-conv (tree).
 
 import { describe } from '../dtype';
-import { Tensor } from '../tensor';
+import { Tensor, releaseTensors } from '../tensor';
 import { Backend, NativeOp } from '../backend';
 import { FusedArgs, FusedResultStruct, freeNative, fusedArgsCodec, fusedResultCodec } from '../native/gdn';
 import * as conv from './conv';
@@ -196,8 +196,7 @@ function prepare(inputs: FusedInputs, opts: FusedOptions, offsetsPath: conv.Offs
 }
 
 function releaseAll(p: Prepared): void {
-  for (const t of p.owned) t.release();
-  if (!p.stateIsCaller) p.convState.release();
+  releaseTensors(p.stateIsCaller ? p.owned : [...p.owned, p.convState]);
 }
 
 // Everything a call staged for itself: the staged inputs and the native memory of its arguments.

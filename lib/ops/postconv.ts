@@ -1,7 +1,7 @@
 // The post-conv step of a GDN layer (docs/SPEC.md §6): split conv_out into q, k, v; L2-normalise q and
 // k per head; gate g = -exp(A_log)·softplus(a + dt_bias) and beta = sigmoid(b).
 
-import { Tensor } from '../tensor';
+import { Tensor, releaseTensors } from '../tensor';
 import { Backend, NativeOp } from '../backend';
 import { PostconvArgs, postconvArgsCodec, postconvResultCodec } from '../native/gdn';
 import { describe } from '../dtype';
@@ -97,8 +97,11 @@ export function qkvgbOutputs(
   }
   return {
     allocate(staging, outputs, owned) {
+      // The outputs not given, allocated and poisoned together (one native call, one fill launch on CUDA).
+      const fresh = staging.outputs(POSTCONV_OUTPUTS.filter((key) => !chosen[key]).map((key) => shapes[key]));
+      let next = 0;
       for (const key of POSTCONV_OUTPUTS) {
-        const t = chosen[key] ?? staging.output(shapes[key][0], shapes[key][1]);
+        const t = chosen[key] ?? fresh[next++];
         if (!chosen[key]) owned.push(t);
         outputs.push(t);
       }
@@ -191,7 +194,7 @@ function postconvResult(p: Prepared, resultBytes: Uint8Array): PostconvResult {
     mutant: armIsMutant('postconv', ranId),
     backend: p.backend.kind,
     release() {
-      for (const t of owned) t.release();
+      releaseTensors(owned);
     },
   };
 }

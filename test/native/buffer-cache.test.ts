@@ -4,7 +4,7 @@
 
 import { strict as assert } from 'assert';
 import { Backend, GdnError } from '../../lib/backend';
-import { Tensor } from '../../lib/tensor';
+import { Tensor, releaseTensors } from '../../lib/tensor';
 import * as conv from '../../lib/ops/conv';
 import { forEachBackend } from '../backends';
 
@@ -101,6 +101,68 @@ forEachBackend((backendOf) => {
       assert.throws(() => b.copy(other, a, 64), (e: unknown) => e instanceof GdnError && /src: 0x[0-9a-f]+ is not inside a live buffer/.test(e.message));
       assert.throws(() => b.free(a), (e: unknown) => e instanceof GdnError && /buffer: 0x[0-9a-f]+ is not the start of a live buffer/.test(e.message));
       b.free(other);
+    });
+
+    // An op's fresh outputs come from one gdn_buffers_alloc_filled call and go back through one
+    // gdn_buffers_free (docs/SPEC.md §2, "Fresh outputs"); 11 buffers take two fill launches on CUDA.
+    it('allocates and fills several buffers in one call, and frees them in one', () => {
+      const base = b.stats();
+      const sizes = [4, 12, 260, 4096, 3 << 20, 8, 64, 1 << 20, 16, 20, 65540];
+      const patterns = sizes.map((_, i) => (0x7fc0dead + i * 0x01010101) >>> 0);
+      const addrs = b.allocFilled(sizes, patterns);
+      try {
+        assert.equal(new Set(addrs).size, sizes.length, 'distinct buffers');
+        assert.equal(b.stats().liveBuffers - base.liveBuffers, sizes.length);
+        assert.equal(b.stats().liveBytes - base.liveBytes, sizes.reduce((x, y) => x + y, 0));
+        for (const [i, a] of addrs.entries()) {
+          const back = new Uint8Array(sizes[i]);
+          b.download(back, a);
+          const words = new Uint32Array(back.buffer);
+          const wrong = words.findIndex((w) => w !== patterns[i]);
+          assert.equal(wrong, -1, `buffer ${i} (${sizes[i]} bytes) holds its pattern everywhere (word ${wrong} differs)`);
+        }
+      } finally {
+        b.freeMany(addrs);
+      }
+      assert.deepEqual(b.stats(), base, 'all freed');
+    });
+
+    it('refuses a bad size before allocating anything (TypeScript and libgdn)', () => {
+      const base = b.stats();
+      assert.throws(() => b.allocFilled([16, 6], [1, 2]), /bytes\[1\]: expected a positive multiple of 4, got 6/);
+      assert.throws(() => b.allocFilled([16], [1, 2]), /patterns: expected 1 patterns/);
+      // libgdn's own check, past the TypeScript one: sizes as (lo, hi) pairs, the second 0.
+      const sizes = new Uint32Array([16, 0, 0, 0]);
+      const out = new Uint32Array(4);
+      const st = b.lib.buffersAllocFilled(b.native, 2, sizes, new Uint32Array([1, 2]), out) as number;
+      assert.notEqual(st, 0, 'libgdn refuses a zero size');
+      assert.throws(() => b.check(st, 'alloc'), /bytes\[1\]: expected a positive multiple of 4 \(at most 2\^48\), got 0/);
+      assert.deepEqual(Array.from(out), [0, 0, 0, 0], 'no address handed out');
+      assert.deepEqual(b.stats(), base, 'nothing stayed allocated');
+    });
+
+    it('frees none of a batch whose addresses are not all live and distinct', () => {
+      const base = b.stats();
+      const x = b.alloc(64);
+      const y = b.alloc(128);
+      assert.throws(() => b.freeMany([x, y, x]), (e: unknown) => e instanceof GdnError && /buffers\[2\]: 0x[0-9a-f]+ is also buffers\[0\]; none of the 3 was freed/.test(e.message));
+      assert.throws(() => b.freeMany([x, y + 4]), (e: unknown) => e instanceof GdnError && /buffers\[1\]: 0x[0-9a-f]+ is not the start of a live buffer.*none of the 2 was freed/.test(e.message));
+      assert.equal(b.stats().liveBuffers - base.liveBuffers, 2, 'both still live');
+      b.freeMany([y, x]);
+      assert.deepEqual(b.stats(), base);
+    });
+
+    it('Tensor.emptyFilled poisons each tensor, and releaseTensors frees them (views once) in one call', () => {
+      const base = b.stats();
+      const [u, v] = Tensor.emptyFilled([[[3, 5], 'bf16'], [[2, 2], 'f32']], [0x7fc17fc1, 0x7fc0dead], b);
+      assert.deepEqual(Array.from(v.bits()), [0x7fc0dead, 0x7fc0dead, 0x7fc0dead, 0x7fc0dead]);
+      assert.ok(Array.from(u.bits()).every((w) => w === 0x7fc1), 'bf16 poison in every element');
+      const view = u.sliceCols(1, 2);
+      releaseTensors([u, view, v, u]);
+      assert.ok(u.released && view.released && v.released);
+      assert.deepEqual(b.stats(), base);
+      releaseTensors([u, v]);  // released twice: nothing happens
+      assert.deepEqual(b.stats(), base);
     });
 
     it('a released tensor is refused even when a new buffer reuses its address', () => {

@@ -354,6 +354,79 @@ GDN_API gdn_status gdn_buffer_fill_u32(gdn_backend* b, gdn_addr dst, uint32_t pa
   });
 }
 
+// An op's fresh outputs in one call (docs/SPEC.md §2, "Fresh outputs"): every size is checked before
+// anything is allocated, and a failure part-way frees what this call took.
+GDN_API gdn_status gdn_buffers_alloc_filled(gdn_backend* b, uint32_t n, const uint64_t* bytes, const uint32_t* patterns,
+                                            gdn_addr* out) {
+  return backend_call(b, "gdn_buffers_alloc_filled", [&]() -> gdn_status {
+    if (n > 0 && (bytes == nullptr || patterns == nullptr || out == nullptr))
+      return fail(b, GDN_ERR_INVALID_ARGUMENT, "bytes, patterns, out: are null (expected %u entries each)", n);
+    for (uint32_t i = 0; i < n; ++i) {
+      out[i] = 0;
+      if (bytes[i] == 0 || bytes[i] % 4 != 0 || bytes[i] > (uint64_t(1) << 48))
+        return fail(b, GDN_ERR_INVALID_ARGUMENT, "bytes[%u]: expected a positive multiple of 4 (at most 2^48), got %" PRIu64, i,
+                    bytes[i]);
+    }
+    std::vector<FillRange> fills(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      uint64_t addr = 0;
+      const gdn_status st = b->cache->allocate(bytes[i], &addr);
+      if (st != GDN_OK) {
+        for (uint32_t j = 0; j < i; ++j) {
+          uint64_t ignored = 0;
+          registry_remove(b, out[j], &ignored);
+          b->cache->release(out[j]);
+          out[j] = 0;
+        }
+        if (st != GDN_ERR_OUT_OF_MEMORY) return st;
+        const BufferCacheStats cs = b->cache->stats();
+        return fail(b, GDN_ERR_OUT_OF_MEMORY,
+                    "gdn_buffers_alloc_filled: bytes[%u] = %" PRIu64 ": out of %s memory (%" PRIu64 " bytes in %" PRId64
+                    " live buffers; the cache had returned its unused segments and retried)",
+                    i, bytes[i], backend_is_cuda(b) ? "device" : "host", cs.allocated_bytes, cs.allocated_blocks);
+      }
+      registry_add(b, addr, bytes[i]);
+      out[i] = addr;
+      fills[i] = FillRange{addr, bytes[i] / 4, patterns[i]};
+    }
+#if GDN_HAVE_CUDA
+    if (backend_is_cuda(b)) return cuda::fill_ranges_u32(b, fills.data(), n);
+#endif
+    for (const FillRange& f : fills) {
+      uint32_t* p = reinterpret_cast<uint32_t*>((uintptr_t)f.addr);
+      for (uint64_t w = 0; w < f.words; ++w) p[w] = f.pattern;
+    }
+    return GDN_OK;
+  });
+}
+
+GDN_API gdn_status gdn_buffers_free(gdn_backend* b, uint32_t n, const gdn_addr* buffers) {
+  return backend_call(b, "gdn_buffers_free", [&]() -> gdn_status {
+    if (n > 0 && buffers == nullptr) return fail(b, GDN_ERR_INVALID_ARGUMENT, "buffers: is null (expected %u addresses)", n);
+    {
+      std::lock_guard<std::mutex> lock(b->registry_mu);
+      for (uint32_t i = 0; i < n; ++i) {
+        if (b->buffers.find(buffers[i]) == b->buffers.end())
+          return fail(b, GDN_ERR_INVALID_BUFFER,
+                      "buffers[%u]: 0x%" PRIx64 " is not the start of a live buffer of this backend (already freed, or "
+                      "foreign); none of the %u was freed",
+                      i, buffers[i], n);
+        for (uint32_t j = 0; j < i; ++j)
+          if (buffers[j] == buffers[i])
+            return fail(b, GDN_ERR_INVALID_BUFFER, "buffers[%u]: 0x%" PRIx64 " is also buffers[%u]; none of the %u was freed", i,
+                        buffers[i], j, n);
+      }
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+      uint64_t bytes = 0;
+      registry_remove(b, buffers[i], &bytes);
+      if (!b->cache->release(buffers[i]))
+        return fail(b, GDN_ERR_INTERNAL, "buffers[%u]: 0x%" PRIx64 " was live but is not a block of the buffer cache", i, buffers[i]);
+    }
+    return GDN_OK;
+  });
+}
+
 GDN_API gdn_status gdn_buffer_copy(gdn_backend* b, gdn_addr dst, gdn_addr src, uint64_t bytes) {
   return backend_call(b, "gdn_buffer_copy", [&]() -> gdn_status {
     gdn_status st = check_range(b, src, bytes, "src");

@@ -25,6 +25,13 @@ struct PlannedOp {
   FusedPlan fused;
 };
 
+// One buffer of gdn_buffers_alloc_filled: words 32-bit words at addr, each set to pattern.
+struct FillRange {
+  uint64_t addr = 0;
+  uint64_t words = 0;
+  uint32_t pattern = 0;
+};
+
 namespace host {
 // Segments of host memory for the backend's buffer cache (host/host_backend.cpp).
 SegmentSource segment_source(gdn_backend* b);
@@ -56,6 +63,8 @@ SegmentSource segment_source(gdn_backend* b);
 gdn_status upload(gdn_backend* b, uint64_t dst, const void* src, uint64_t bytes);
 gdn_status download(gdn_backend* b, void* dst, uint64_t src, uint64_t bytes);
 gdn_status fill_u32(gdn_backend* b, uint64_t dst, uint32_t pattern, uint64_t bytes);
+// Fills n ranges, enqueued on the stream as one launch per kFillRangesPerLaunch ranges.
+gdn_status fill_ranges_u32(gdn_backend* b, const FillRange* ranges, uint32_t n);
 gdn_status copy(gdn_backend* b, uint64_t dst, uint64_t src, uint64_t bytes);  // enqueued on the stream
 gdn_status synchronize(gdn_backend* b);
 // Copies the plan's program list (and host offsets) to the device, unless one sequence needs none.

@@ -21,6 +21,23 @@ __global__ void fill_u32_kernel(uint32_t* dst, uint32_t pattern, uint64_t n) {
     dst[i] = pattern;
 }
 
+// Up to kFillRangesPerLaunch ranges in the kernel's parameters; blockIdx.y picks the range. An op's
+// fresh outputs (five for post-conv and the fused op) are poisoned by one launch instead of five
+// (docs/SPEC.md §2, "Fresh outputs").
+constexpr uint32_t kFillRangesPerLaunch = 8;
+struct FillRanges {
+  uint32_t* dst[kFillRangesPerLaunch];
+  uint64_t words[kFillRangesPerLaunch];
+  uint32_t pattern[kFillRangesPerLaunch];
+};
+__global__ void fill_ranges_kernel(const __grid_constant__ FillRanges r) {
+  uint32_t* dst = r.dst[blockIdx.y];
+  const uint64_t n = r.words[blockIdx.y];
+  const uint32_t pattern = r.pattern[blockIdx.y];
+  for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
+    dst[i] = pattern;
+}
+
 // ----------------------------------------------------------------- NVML (optional)
 // Only the few entry points we use, declared here so no NVML header is needed at build time.
 typedef int nvml_return;
@@ -273,6 +290,27 @@ gdn_status fill_u32(gdn_backend* b, uint64_t dst, uint32_t pattern, uint64_t byt
   const unsigned blocks = (unsigned)(n / 256 + 1 < 4096 ? n / 256 + 1 : 4096);
   fill_u32_kernel<<<blocks, 256, 0, cuda_state(b)->stream>>>(reinterpret_cast<uint32_t*>((uintptr_t)dst), pattern, n);
   return cuda_check_launch(b, "fill_u32 kernel");
+}
+
+gdn_status fill_ranges_u32(gdn_backend* b, const FillRange* ranges, uint32_t n) {
+  gdn_status st = cuda_bind(b);
+  if (st != GDN_OK) return st;
+  for (uint32_t first = 0; first < n; first += kFillRangesPerLaunch) {
+    const uint32_t count = n - first < kFillRangesPerLaunch ? n - first : kFillRangesPerLaunch;
+    FillRanges r{};
+    uint64_t most = 0;
+    for (uint32_t i = 0; i < count; ++i) {
+      r.dst[i] = reinterpret_cast<uint32_t*>((uintptr_t)ranges[first + i].addr);
+      r.words[i] = ranges[first + i].words;
+      r.pattern[i] = ranges[first + i].pattern;
+      most = r.words[i] > most ? r.words[i] : most;
+    }
+    const unsigned blocks = (unsigned)(most / 256 + 1 < 4096 ? most / 256 + 1 : 4096);
+    fill_ranges_kernel<<<dim3(blocks, count), 256, 0, cuda_state(b)->stream>>>(r);
+    st = cuda_check_launch(b, "fill_ranges kernel");
+    if (st != GDN_OK) return st;
+  }
+  return GDN_OK;
 }
 
 gdn_status copy(gdn_backend* b, uint64_t dst, uint64_t src, uint64_t bytes) {
