@@ -14,7 +14,7 @@
 //   3. postconv: see postconv_tune in this file.
 //
 //   nvcc -O3 -std=c++17 --fmad=false -arch=sm_90 -Xptxas -v -Icuda/include -Icuda/src -Icuda/src/common -Icuda/tests \
-//        cuda/tests/tile_tune.cu -o tile_tune && ./tile_tune [math|conv|conv2|conv3|conv5|conv6|conv7|conv8|postconv|postconv2|all] [rounds]
+//        cuda/tests/tile_tune.cu -o tile_tune && ./tile_tune [math|conv|conv2|conv3|conv5|conv6|conv7|conv8|conv9|profile9|postconv|postconv2|all] [rounds]
 #include "common/arms/conv_scalar.h"
 #include "common/arms/conv_stream.h"
 #include "common/arms/conv_tile.h"
@@ -531,6 +531,48 @@ static std::vector<ConvVariant> conv_variants8() {
   return v;
 }
 
+// Set 9 (session 15): the SiLU shortcut's test as the library wrote it until session 14 (per value: ya normal,
+// |x| < 8, the bf16 window by mask and subtract, a branch per value to gdn_silu_fast) against the new forms: the
+// window in one multiply-add and one compare without the normal test, first per value, then decided once per
+// row of 4 values (the library's Bf16ShortcutSilu now), 2 rows or the whole group of 16, beside `stream`'s exact SiLU, same run.
+__device__ __forceinline__ bool shortcut_test_s14(float x, float ya) {
+  const uint32_t m = f32_bits(ya) & 0x7fffffffu;
+  return fabsf(x) < kSiluShortcutRange && m - 0x00800000u < 0x7f000000u &&
+         (m & 0xffffu) - (0x8000u - kSiluShortcutSlack - 1u) > 2u * kSiluShortcutSlack + 1u;
+}
+struct ShortcutPerValueS14 {
+  static __host__ __device__ __forceinline__ bool fast_range(float x) { return gdn_silu_fast_range(x); }
+  static __device__ __forceinline__ float fast(float x) {
+    const float ya = silu_bf16_approx(x);
+    return shortcut_test_s14(x, ya) ? ya : gdn_silu_fast(x);
+  }
+  static __host__ __device__ __forceinline__ float any(float x) { return gdn_silu(x); }
+};
+struct ShortcutPerValueNewTest {
+  static __host__ __device__ __forceinline__ bool fast_range(float x) { return gdn_silu_fast_range(x); }
+  static __device__ __forceinline__ float fast(float x) {
+    const float ya = silu_bf16_approx(x);
+    return silu_bf16_shortcut_ok(x, ya) ? ya : gdn_silu_fast(x);
+  }
+  static __host__ __device__ __forceinline__ float any(float x) { return gdn_silu(x); }
+};
+static std::vector<ConvVariant> conv_variants9() {
+  using conv::Bf16ShortcutSilu;
+  using conv::TileSilu;
+  return {
+      {"stream (exact SiLU) d2 m7 c64", stream_variant<4, 4, 128, 7, TileSilu, 2>, 128, 4, 64, true, ring_smem(128, 2, 4, 4)},
+      {"mufu s14 test per value d2 m7 c64", stream_variant<4, 4, 128, 7, ShortcutPerValueS14, 2>, 128, 4, 64, true, ring_smem(128, 2, 4, 4)},
+      {"mufu new test per value d2 m7 c64", stream_variant<4, 4, 128, 7, ShortcutPerValueNewTest, 2>, 128, 4, 64, true, ring_smem(128, 2, 4, 4)},
+      {"mufu test per row (library) d2 m7 c64", stream_variant<4, 4, 128, 7, Bf16ShortcutSilu, 2>, 128, 4, 64, true, ring_smem(128, 2, 4, 4)},
+      {"mufu test per 2 rows d2 m7 c64", stream_variant<4, 4, 128, 7, conv::Bf16ShortcutSiluRun<2>, 2>, 128, 4, 64, true, ring_smem(128, 2, 4, 4)},
+      {"mufu test per group d2 m7 c64", stream_variant<4, 4, 128, 7, conv::Bf16ShortcutSiluRun<4>, 2>, 128, 4, 64, true, ring_smem(128, 2, 4, 4)},
+      {"mufu test per row d2 m8 c64", stream_variant<4, 4, 128, 8, Bf16ShortcutSilu, 2>, 128, 4, 64, true, ring_smem(128, 2, 4, 4)},
+      {"mufu test per row d4 m7 c64", stream_variant<4, 4, 128, 7, Bf16ShortcutSilu, 4>, 128, 4, 64, true, ring_smem(128, 4, 4, 4)},
+      {"mufu test per row d2 m7 c32", stream_variant<4, 4, 128, 7, Bf16ShortcutSilu, 2>, 128, 4, 32, true, ring_smem(128, 2, 4, 4)},
+      {"mufu test per row d2 m7 c128", stream_variant<4, 4, 128, 7, Bf16ShortcutSilu, 2>, 128, 4, 128, true, ring_smem(128, 2, 4, 4)},
+  };
+}
+
 static void run_conv_profile(const std::vector<ConvVariant>& v) {
   g_profile = true;
   run_conv(v, -1);
@@ -560,6 +602,11 @@ int main(int argc, char** argv) {
   if (what == "conv8") {
     g_more_shapes = true;
     run_conv(conv_variants8(), argc > 2 ? std::atoi(argv[2]) : 15);
+  }
+  if (what == "conv9") run_conv(conv_variants9(), argc > 2 ? std::atoi(argv[2]) : 15);
+  if (what == "profile9") {  // one launch of each set-9 variant at 4B T = 8192 (for ncu)
+    std::vector<ConvVariant> v = conv_variants9();
+    run_conv_profile(v);
   }
   if (what == "profile5") {  // one launch of each set-5 variant at 4B T = 8192 (for ncu)
     std::vector<ConvVariant> v = conv_variants5();

@@ -282,11 +282,17 @@ GDN_HD inline float gdn_silu(float x) { return gdn_silu_fast_range(x) ? gdn_silu
 // Not another arithmetic: a way for a GPU to reach round_bf16(gdn_silu(x)) with fewer instructions
 // (docs/SPEC.md §9.2). ya = x · rcp.approx(1 + ex2.approx(−x·log2e)) is within a few dozen f32 ulps of
 // gdn_silu(x) for |x| < 8; bf16 keeps 16 fewer bits, so ya's bf16 rounding is gdn_silu's unless a
-// rounding boundary lies within that distance. The test accepts ya only when it is a normal number, |x|
-// < 8, and no boundary lies within kSiluShortcutSlack f32 ulps (bit steps) of it: the magnitude's low 16
-// bits are more than slack + 1 away from 0x8000, where round-to-nearest-even moves to the next bf16.
-// Rounding is monotonic in the bits, so then every value within the slack rounds to ya's bf16. The
-// caller computes gdn_silu otherwise (about 0.1% of values, 66 of every 65,536 bit patterns).
+// rounding boundary lies within that distance. The test accepts ya only when |x| < 8 and no boundary lies
+// within kSiluShortcutSlack f32 ulps (bit steps) of it: ya's low 16 bits are more than slack + 1 away
+// from 0x8000, where round-to-nearest-even moves to the next bf16. Rounding is monotonic in the bits, so
+// then every value within the slack rounds to ya's bf16. The caller computes gdn_silu otherwise (about
+// 0.1% of values, 66 of every 65,536 bit patterns).
+// How the test is written (session 15, docs/BENCHMARKS.md): the low half is moved to the top by one
+// integer multiply-add, which also subtracts the window's start, so one unsigned compare tests the window
+// (wrapping mod 2^16 as the bits do); the low bits are the same for ±ya, so no absolute value is taken.
+// The earlier form also required ya to be a normal number; for |x| < 8 ya is always finite, and a
+// subnormal or zero ya (|x| below about 2^-125) is within 1 bit step of gdn_silu's x/2, which the
+// exhaustive test below confirms for every such input.
 // The slack is an empirical bound on this GPU's approximations, so cuda/tests/detmath_exhaustive.cu
 // (mode shortcut) runs every x of the fast range on the GPU and counts accepted values whose bf16
 // differs from gdn_silu's (must be 0) and the largest distance seen; the CUDA backend enables the
@@ -303,20 +309,25 @@ GDN_HD inline float gdn_silu(float x) { return gdn_silu_fast_range(x) ? gdn_silu
 constexpr uint32_t kSiluShortcutSlack = GDN_SILU_SHORTCUT_SLACK;
 constexpr float kSiluShortcutRange = GDN_SILU_SHORTCUT_RANGE;
 #if defined(__CUDACC__)
-__device__ __forceinline__ bool silu_bf16_shortcut(float x, float* y) {
+// The approximation alone; silu_bf16_shortcut_ok says whether its bf16 rounding may be stored.
+__device__ __forceinline__ float silu_bf16_approx(float x) {
 #if defined(__CUDA_ARCH__)
   float e, r;
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(x * -1.44269502162933349609375f));
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(1.0f + e));
-  const float ya = x * r;
-  const uint32_t m = f32_bits(ya) & 0x7fffffffu;
-  *y = ya;
-  return fabsf(x) < kSiluShortcutRange && m - 0x00800000u < 0x7f000000u &&
-         (m & 0xffffu) - (0x8000u - kSiluShortcutSlack - 1u) > 2u * kSiluShortcutSlack + 1u;
+  return x * r;
 #else
-  *y = x;  // nvcc's host pass of a __device__ function: never run
-  return false;
+  return x;  // nvcc's host pass of a __device__ function: never run
 #endif
+}
+__device__ __forceinline__ bool silu_bf16_shortcut_ok(float x, float ya) {
+  // (low16(ya) − (0x8000 − slack − 1)) mod 2^16 ≥ 2·slack + 2, computed in the top half of a word.
+  const uint32_t window = f32_bits(ya) * 0x10000u - ((0x8000u - kSiluShortcutSlack - 1u) << 16);
+  return fabsf(x) < kSiluShortcutRange && window >= ((2u * kSiluShortcutSlack + 2u) << 16);
+}
+__device__ __forceinline__ bool silu_bf16_shortcut(float x, float* y) {
+  *y = silu_bf16_approx(x);
+  return silu_bf16_shortcut_ok(x, *y);
 }
 #endif
 

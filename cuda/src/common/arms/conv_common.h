@@ -48,25 +48,77 @@ struct TileSilu {
 };
 
 // SiLU for a bf16 store (arm stream-mufu): on the GPU, silu_bf16_shortcut's value where its rounding
-// test accepts it (its bf16 rounding is then gdn_silu's), else gdn_silu_fast; on the host always
-// gdn_silu_fast. Only for values that are stored as bf16 and nothing else.
-struct Bf16ShortcutSilu {
-  static GDN_HDI bool fast_range(float x) { return gdn_silu_fast_range(x); }
-  static GDN_HDI float fast(float x) {
+// test accepts it (its bf16 rounding is then gdn_silu's), else gdn_silu; on the host always gdn_silu
+// (stream-mufu's host variants use TileSilu). Only for values that are stored as bf16 and nothing else.
+// Over a group (silu_group, kGroupShortcut) the approximation runs for every value of a run of RUN rows
+// and one test decides for the run: all accepted, or gdn_silu for all of them — one branch per run, not
+// per value (session 15, docs/BENCHMARKS.md). fast_range is therefore always true: no value needs the
+// fast-range test first.
+template <int RUN>
+struct Bf16ShortcutSiluRun {
+  static constexpr bool kGroupShortcut = true;
+  static constexpr int kShortcutRows = RUN;
+  static GDN_HDI bool fast_range(float) { return true; }
+  static GDN_HDI float fast(float x) {  // one value (a program's last rows)
 #if defined(__CUDA_ARCH__)
     float y;
     if (silu_bf16_shortcut(x, &y)) return y;
 #endif
-    return gdn_silu_fast(x);
+    return gdn_silu(x);
   }
   static GDN_HDI float any(float x) { return gdn_silu(x); }
 };
+using Bf16ShortcutSilu = Bf16ShortcutSiluRun<1>;  // stream-mufu's: one test per row of a group
+
+// Whether SiLU policy S decides the shortcut per group (S::kGroupShortcut), without <type_traits>: these
+// headers are also compiled by NVRTC for arms defined in a cell (docs/USER-ARMS.md).
+template <class S>
+constexpr auto group_shortcut(int) -> decltype(S::kGroupShortcut, bool()) {
+  return S::kGroupShortcut;
+}
+template <class S>
+constexpr bool group_shortcut(long) {
+  return false;
+}
 
 // SiLU in place over a group of R x N pre-activations: the common case as straight-line code when `fast`
 // (every value within gdn_silu_fast_range, tested by the caller once for the group), else S::any for all
-// (the same function): two loops rather than a select per value.
+// (the same function): two loops rather than a select per value. A group-shortcut policy (above) ignores
+// `fast`: the shortcut for all values when its test accepts every one, else S::any for all.
 template <class S, int R, int N>
 GDN_HDI void silu_group(float (&y)[R][N], bool fast) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (group_shortcut<S>(0)) {
+    // Decided per run of S::kShortcutRows rows: a run's approximations and inputs are live together until
+    // its test is known (a whole group of 16 spilled at the 72-register cap, session 15).
+    constexpr int kRun = S::kShortcutRows;
+    static_assert(R % kRun == 0, "whole runs of rows");
+    GDN_UNROLL
+    for (int r0 = 0; r0 < R; r0 += kRun) {
+      float a[kRun][N];
+      bool all = true;
+      GDN_UNROLL
+      for (int r = 0; r < kRun; ++r)
+        GDN_UNROLL
+        for (int i = 0; i < N; ++i) {
+          a[r][i] = silu_bf16_approx(y[r0 + r][i]);
+          all = all & silu_bf16_shortcut_ok(y[r0 + r][i], a[r][i]);
+        }
+      if (all) {
+        GDN_UNROLL
+        for (int r = 0; r < kRun; ++r)
+          GDN_UNROLL
+          for (int i = 0; i < N; ++i) y[r0 + r][i] = a[r][i];
+      } else {
+        GDN_UNROLL
+        for (int r = 0; r < kRun; ++r)
+          GDN_UNROLL
+          for (int i = 0; i < N; ++i) y[r0 + r][i] = S::any(y[r0 + r][i]);
+      }
+    }
+    return;
+  }
+#endif
   if (fast) {
     GDN_UNROLL
     for (int r = 0; r < R; ++r)
