@@ -73,11 +73,11 @@ using Bf16ShortcutSilu = Bf16ShortcutSiluRun<1>;  // stream-mufu's: one test per
 // Whether SiLU policy S decides the shortcut per group (S::kGroupShortcut), without <type_traits>: these
 // headers are also compiled by NVRTC for arms defined in a cell (docs/USER-ARMS.md).
 template <class S>
-constexpr auto group_shortcut(int) -> decltype(S::kGroupShortcut, bool()) {
+GDN_HD constexpr auto group_shortcut(int) -> decltype(S::kGroupShortcut, bool()) {
   return S::kGroupShortcut;
 }
 template <class S>
-constexpr bool group_shortcut(long) {
+GDN_HD constexpr bool group_shortcut(long) {
   return false;
 }
 
