@@ -197,6 +197,7 @@ gdn_status fused_plan(gdn_backend* b, const gdn_fused_args* a, FusedPlan* plan) 
   p.K = (int32_t)a->K; p.N = a->num_seqs; p.slots = (int32_t)slots; p.mutant = a->mutant;
   p.gate_bf16 = a->gate_dtype == GDN_BF16;
   p.his_i32 = a->his_dtype == GDN_I32;
+  p.silu_shortcut = b->silu_shortcut && a->conv_dtype == GDN_BF16 ? 1 : 0;  // arms that offer it: stream-mufu
   p.x = addr_ptr<const void>(a->x);
   p.w = addr_ptr<const void>(a->weight);
   p.bias = a->bias ? addr_ptr<const void>(a->bias) : nullptr;

@@ -78,6 +78,7 @@ struct Params {
   void* v;            // [T, Hv, 128]
   const int32_t* programs;  // (sequence, chunk) pairs, program y at [2y, 2y+1]; null: one sequence, (0, y)
   postconv::Params gates;   // a, b, strides, A_log, dt_bias, g, beta, Hv: postconv::gate_element reads these
+  int32_t silu_shortcut;    // 1: bf16 conv_dtype on a GPU that may take silu_bf16_shortcut (arm stream-mufu)
 };
 
 // ----------------------------------------------------------------- planted mutants

@@ -6,4 +6,5 @@
 
 #define GDN_FUSED_ARM_LIST(X) \
   X(fused::ArmHeadTile)       \
-  X(fused::ArmStream)
+  X(fused::ArmStream)         \
+  X(fused::ArmStreamMufu)

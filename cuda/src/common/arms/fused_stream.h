@@ -18,6 +18,8 @@
 // is the only reader of the old state, and it writes the final state after its own reads.
 #pragma once
 
+#include <type_traits>
+
 #include "common/arms/fused_common.h"
 
 namespace gdn {
@@ -276,6 +278,44 @@ struct ArmStream {
   template <class TX, class TC, class TQ, class M, int V, class Ctx>
   GDN_HD static void body(const Params& p, Ctx& t) {
     stream_body<TX, TC, TQ, M, V, true, conv::TileSilu>(p, t);
+  }
+};
+
+// fused arm `stream-mufu` (docs/SPEC.md §7, §9.2): `stream` with the conv arm stream-mufu's SiLU shortcut
+// where the chain stores the conv output as bf16 (conv_dtype bf16). The fused op rounds every SiLU value to
+// conv_dtype before its post-conv (finish_row: round_conv), and the shortcut's value is taken only where its
+// bf16 rounding is provably gdn_silu's, so q, k, v, g, beta and the state keep `stream`'s bits. Its own
+// kernels are variants 3..5: bf16 conv_dtype, the production build, a GPU of compute capability 9.0
+// (Params::silu_shortcut); the planted build, an f32 conv_dtype and the host run `stream`'s kernels and
+// arithmetic (cuda/src/cuda/kernel_of.cuh), so the planted mutants are caught as in `stream`.
+// Why it exists again: session 9's version gained 0-2% and was removed; with the shortcut's test decided
+// per row of 4 values (session 15) the same body is 4-11% faster than `stream` on every Qwen3.5 shape
+// (cuda/tests/fused_tune.cu, docs/BENCHMARKS.md "Session 15").
+struct ArmStreamMufu {
+  static constexpr ArmSpec spec = {
+      "stream-mufu",
+      "stream; bf16 conv_dtype on sm_90: SiLU from ex2/rcp.approx where a rounding test proves its bf16 is "
+      "gdn_silu's (else gdn_silu)",
+      kThreads, kStreamMinBlocks, 1, kChunk, 0, 0, 0, 0, 0, -1, GDN_ARM_SHUFFLE, kThreadsFixed, kLayoutNone};
+  static constexpr int kVariants = 2 * kStreamWindowVariants;
+  static int variant(const Params& p) {
+    return stream_window_variant(p) + (p.silu_shortcut ? kStreamWindowVariants : 0);
+  }
+  using Twin = ArmStream;
+  template <class TC, class M, int V>
+  GDN_HD static constexpr bool own_kernel() {
+    return V >= kStreamWindowVariants && std::is_same<TC, conv::bf16_bits>::value && !M::kPlanted;
+  }
+
+  template <class TX, class TC, class TQ, class M, int V, class Ctx>
+  GDN_HD static void body(const Params& p, Ctx& t) {
+#if defined(__CUDACC__)
+    constexpr bool kShortcut = own_kernel<TC, M, V>();
+#else
+    constexpr bool kShortcut = false;  // the host computes gdn_silu: stream's instantiation, compiled once
+#endif
+    stream_body<TX, TC, TQ, M, V % kStreamWindowVariants, true,
+                std::conditional_t<kShortcut, conv::Bf16ShortcutSilu, conv::TileSilu>>(p, t);
   }
 };
 
