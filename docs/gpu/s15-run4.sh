@@ -17,7 +17,7 @@ t0=$SECONDS; timeout 90 node bin/gdnlab.js check fused --backend cuda --quick --
 t0=$SECONDS; GDN_TEST_BACKENDS=host,cuda timeout 150 mocha --timeout 150000 --reporter dot dist/test/ops/fused.test.js dist/test/ops/out-buffers.test.js dist/test/ops/arms.test.js dist/test/ops/golden.test.js > "$OUT/tests-host-cuda.log" 2>&1
 echo "tests rc=$? $((SECONDS-t0)) s" >> "$OUT/session.log"; grep -E 'passing|failing|pending' "$OUT/tests-host-cuda.log" >> "$OUT/session.log"; grep -A12 ' failing' "$OUT/tests-host-cuda.log" | head -30 >> "$OUT/session.log"
 for tool in memcheck racecheck synccheck; do
-  left=$((400 - (SECONDS - T0)))
+  left=$((240 - (SECONDS - T0)))
   if [ $left -gt 40 ]; then
     t0=$SECONDS; timeout $left compute-sanitizer --tool $tool --error-exitcode 9 node bin/gdnlab.js check sanitize --backend cuda > "$OUT/sanitize-$tool.log" 2>&1
     echo "sanitize $tool rc=$? $((SECONDS-t0)) s" >> "$OUT/session.log"; grep -E "SUMMARY|launches completed" "$OUT/sanitize-$tool.log" >> "$OUT/session.log"
