@@ -13,10 +13,14 @@ import { armId, armName, armNames } from './arms';
 import { PostconvShape, PostconvOutBuffers } from './postconv';
 import { DTYPE_CODE, Staging, backendOf, expectChoice, expectDType, expectInt, expectShape, expectTensor, expectContiguous } from './common';
 
-/** The arm gdn.fused.forward runs when none is named. */
-export const DEFAULT_FUSED_ARM = 'stream';
+/**
+ * The arm gdn.fused.forward runs when none is named: `stream-mufu`, 0.88-0.95 of `stream`'s time on an H200
+ * with the same bits (docs/BENCHMARKS.md, "Session 15"); elsewhere (host, other GPUs, f32 convDtype) it runs
+ * `stream`'s arithmetic.
+ */
+export const DEFAULT_FUSED_ARM = 'stream-mufu';
 
-/** The fused op's arms, read from libgdn's registry (`gdnlab arms`); 'head-tile' and 'stream' are built in. */
+/** The fused op's arms, read from libgdn's registry (`gdnlab arms`); 'head-tile', 'stream' and 'stream-mufu' are built in. */
 export function fusedArms(): string[] {
   return armNames('fused');
 }
@@ -52,7 +56,7 @@ export interface FusedInputs {
 }
 
 export interface FusedOptions extends PostconvShape {
-  /** Default `stream`: 25-40% less time than `head-tile` on an H200 (docs/BENCHMARKS.md, "H200, session 4"); same bits. */
+  /** Default DEFAULT_FUSED_ARM (`stream-mufu`); every arm gives the same bits (docs/SPEC.md §7). */
   arm?: FusedArm;
   /** The dtype the two-op chain would store the conv output in: the fused op rounds to it where the chain stores. */
   convDtype?: 'f32' | 'bf16';

@@ -63,10 +63,10 @@ forEachBackend((backend, kind) => {
       xDtype: 'bf16', convDtype: 'bf16', qkvDtype: 'f32', gateDtype: 'bf16', xRowStride: 1024, packedWidth: 13, bOffset: 1, aOffset: 7, seed: 42,
     };
 
-    it('the default arm is stream; both arms report the launch shape of the (head slot, program) grid', async () => {
+    it('the default arm is stream-mufu; the arms report the launch shape of the (head slot, program) grid', async () => {
       const r = await fused.forward(makeFusedInputs(c), fusedOptions(c, backend()));
-      assert.equal(r.requested, 'stream');
-      assert.deepEqual(r.launch, { arm: 'stream', threadsPerBlock: 128, grid: [2 * 2 + 4 + 1, 2 + 1 + 1], tokensPerProgram: 64 });
+      assert.equal(r.requested, 'stream-mufu');
+      assert.deepEqual(r.launch, { arm: 'stream-mufu', threadsPerBlock: 128, grid: [2 * 2 + 4 + 1, 2 + 1 + 1], tokensPerProgram: 64 });
       r.release();
       const h = await fused.forward(makeFusedInputs(c), fusedOptions(c, backend(), null, 'head-tile'));
       assert.equal(h.requested, 'head-tile');
