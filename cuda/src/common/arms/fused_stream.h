@@ -266,12 +266,17 @@ GDN_HD inline void stream_body(const Params& p, Ctx& t) {
   }
 }
 
+// The launch contract of the stream arms: one for both, since stream-mufu launches stream's kernels as its
+// twin (cuda/src/cuda/kernel_of.cuh checks that the two agree).
+constexpr ArmSpec stream_arm_spec(const char* name, const char* summary) {
+  return {name, summary, kThreads, kStreamMinBlocks, 1, kChunk, 0, 0, 0, 0, 0, -1, GDN_ARM_SHUFFLE, kThreadsFixed, kLayoutNone};
+}
+
 struct ArmStream {
-  static constexpr ArmSpec spec = {
+  static constexpr ArmSpec spec = stream_arm_spec(
       "stream",
       "(head slot, 64-token program) blocks; a warp per 16 tokens, 4 features per lane, rows in groups of 4; a "
-      "group's 4 tree-order sums of squares in 21 shuffles, one L2 scale per lane; the conv output never stored",
-      kThreads, kStreamMinBlocks, 1, kChunk, 0, 0, 0, 0, 0, -1, GDN_ARM_SHUFFLE, kThreadsFixed, kLayoutNone};
+      "group's 4 tree-order sums of squares in 21 shuffles, one L2 scale per lane; the conv output never stored");
   static constexpr int kVariants = kStreamWindowVariants;
   static int variant(const Params& p) { return stream_window_variant(p); }
 
@@ -292,11 +297,10 @@ struct ArmStream {
 // per row of 4 values (session 15) the same body is 4-11% faster than `stream` on every Qwen3.5 shape
 // (cuda/tests/fused_tune.cu, docs/BENCHMARKS.md "Session 15").
 struct ArmStreamMufu {
-  static constexpr ArmSpec spec = {
+  static constexpr ArmSpec spec = stream_arm_spec(
       "stream-mufu",
       "stream; bf16 conv_dtype on sm_90: SiLU from ex2/rcp.approx where a rounding test proves its bf16 is "
-      "gdn_silu's (else gdn_silu)",
-      kThreads, kStreamMinBlocks, 1, kChunk, 0, 0, 0, 0, 0, -1, GDN_ARM_SHUFFLE, kThreadsFixed, kLayoutNone};
+      "gdn_silu's (else gdn_silu)");
   static constexpr int kVariants = 2 * kStreamWindowVariants;
   static int variant(const Params& p) {
     return stream_window_variant(p) + (p.silu_shortcut ? kStreamWindowVariants : 0);
