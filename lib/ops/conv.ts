@@ -293,6 +293,21 @@ export function stageOffsets(offsets: ReturnType<typeof expectOffsets>, path: Of
  * reused scratch array ('scratch', synchronous calls) or a fresh copy pushed on `natives` ('fresh').
  * Shared by the offsets (stageOffsets) and the update's slots.
  */
+/** The update's slots in host memory: each below the pool size, no slot named twice (negative = skip). */
+function checkHostSlots(v: Int32Array, slots: number): void {
+  const seen = v.length > 16 ? new Map<number, number>() : null;  // a short batch compares pairs
+  for (let b = 0; b < v.length; b++) {
+    const s = v[b];
+    if (s >= slots) throw new RangeError(`stateIndices[${b}]: slot ${s} is outside the pool of ${slots} slots`);
+    if (s < 0) continue;
+    let other = -1;
+    if (seen) other = seen.get(s) ?? -1;
+    else for (let a = 0; a < b && other < 0; a++) if (v[a] === s) other = a;
+    if (other >= 0) throw new RangeError(`stateIndices[${b}]: slot ${s} is also used by sequence ${other} (two sequences cannot update one slot)`);
+    seen?.set(s, b);
+  }
+}
+
 function hostInt32Copy(values: ArrayLike<number>, path: Exclude<OffsetsPath, 'device'>, natives: unknown[]): number {
   if (path === 'scratch') return scratchInt32(values);
   const m = allocInt32(values);
@@ -530,20 +545,24 @@ function prepareUpdate(inputs: ConvUpdateInputs, opts: ConvUpdateOptions, indice
   if (state.rank !== 3 || state.shape[1] !== C || state.shape[2] !== K - 1) {
     throw new RangeError(`state: expected shape [slots, C=${C}, K-1=${K - 1}], got [${state.shape.join(', ')}]`);
   }
-  const idx = expectTensor(int32Tensor(inputs.stateIndices, 'stateIndices'), 'stateIndices');
-  expectDType(idx, 'stateIndices', ['i32']);
-  expectShape(idx, 'stateIndices', [B], ['B']);
+  // The slots: numbers stay an Int32Array (no host Tensor unless a device copy is staged, as the
+  // offsets do: expectOffsets); a tensor is checked as one.
+  let idxTensor: Tensor | null = null;
+  let hostSlots: Int32Array | null = null;
+  if (Array.isArray(inputs.stateIndices)) {
+    hostSlots = int32Values(inputs.stateIndices, 'stateIndices');
+    if (hostSlots.length !== B) throw new RangeError(`stateIndices: expected shape [B=${B}], got [${hostSlots.length}]`);
+  } else {
+    idxTensor = expectTensor(int32Tensor(inputs.stateIndices, 'stateIndices'), 'stateIndices');
+    expectDType(idxTensor, 'stateIndices', ['i32']);
+    expectShape(idxTensor, 'stateIndices', [B], ['B']);
+    if (idxTensor.location === 'host') hostSlots = idxTensor.bits() as Int32Array;
+  }
   const slots = state.shape[0];
   // Slots in host memory are checked here; a device tensor's are checked by libgdn (which reads them
   // back anyway), saving a second device round trip per call.
-  if (idx.location === 'host') {
-    const seen = new Map<number, number>();
-    (idx.bits() as Int32Array).forEach((v, b) => {
-      if (v >= slots) throw new RangeError(`stateIndices[${b}]: slot ${v} is outside the pool of ${slots} slots`);
-      if (v >= 0 && seen.has(v)) throw new RangeError(`stateIndices[${b}]: slot ${v} is also used by sequence ${seen.get(v)} (two sequences cannot update one slot)`);
-      if (v >= 0) seen.set(v, b);
-    });
-  }
+  if (hostSlots) checkHostSlots(hostSlots, slots);
+  const idx = (): Tensor => (idxTensor ??= Tensor.from(hostSlots as Int32Array, [B], 'i32'));
   const backend = backendOf(opts);
   if (opts.inPlace && !(state.location === 'device' && state.backend === backend)) {
     throw new Error('inPlace: state must already be on the backend to be updated in place');
@@ -555,7 +574,7 @@ function prepareUpdate(inputs: ConvUpdateInputs, opts: ConvUpdateOptions, indice
   if (typeof given !== 'object') throw new TypeError(`out: expected { out?, state? } (output buffers) or a Tensor (initial contents of out), got ${describe(given)}`);
   for (const k of Object.keys(given)) if (k !== 'out' && k !== 'state') throw new TypeError(`out.${k}: not an output of conv.update (expected out or state)`);
   if (opts.inPlace && given.state) throw new Error('out.state: cannot be combined with inPlace (inPlace already updates state itself)');
-  const inputsNamed = [['x', x], ['weight', weight], ['bias', bias], ['state', state], ['stateIndices', idx]] as const;
+  const inputsNamed = [['x', x], ['weight', weight], ['bias', bias], ['state', state], ['stateIndices', idxTensor]] as const;
   const ranges = given.out === undefined && given.state === undefined ? [] : namedRanges([...inputsNamed, ['out.out', given.out], ['out.state', given.state]], backend);
   const givenOut = given.out === undefined ? null : expectOut(given.out, 'out.out', backend, [B, C], outDtype, ranges);
   const givenState = given.state === undefined ? null : expectOut(given.state, 'out.state', backend, state.shape, state.dtype, ranges);
@@ -566,8 +585,8 @@ function prepareUpdate(inputs: ConvUpdateInputs, opts: ConvUpdateOptions, indice
   try {
     // The slots: a host copy (checked above) where the path allows it, else staged on the backend.
     let stateIndices = 0, stateIndicesHost = 0;
-    if (idx.location === 'host' && indicesPath !== 'device') stateIndicesHost = hostInt32Copy(idx.bits() as Int32Array, indicesPath, natives);
-    else stateIndices = staging.input(idx).addr;
+    if (hostSlots && indicesPath !== 'device') stateIndicesHost = hostInt32Copy(hostSlots, indicesPath, natives);
+    else stateIndices = staging.input(idx()).addr;
     const dstate = opts.inPlace ? state : givenState ? staging.copyInto(givenState, state) : staging.mutableCopy(state);
     if (!opts.inPlace && !givenState) made.push(dstate);
     let out: Tensor;

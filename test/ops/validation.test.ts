@@ -167,6 +167,25 @@ forEachBackend((backend) => {
       await assert.rejects(upd([3, 0]), /stateIndices\[0\]: slot 3 is outside the pool of 3 slots/);
     });
 
+    // The host check of the slots (numbers or a host tensor) pairs a short batch's slots directly and a
+    // long one's through a map: both branches, and -1 (skip) may repeat.
+    it('conv.update stateIndices: a slot named twice is refused in short and long batches, as numbers or a host tensor', async () => {
+      const upd = (idx: number[] | Tensor, B: number) => conv.update({
+        x: Tensor.random([B, 6], 'f32', { seed: 26 }), weight: Tensor.random([6, 3], 'f32', { seed: 27 }),
+        state: Tensor.zeros([40, 6, 2], 'f32'), stateIndices: idx,
+      }, { backend: backend() });
+      await assert.rejects(upd([4, 7, 4], 3), /stateIndices\[2\]: slot 4 is also used by sequence 0 \(two sequences cannot update one slot\)/);
+      await assert.rejects(upd(Tensor.from([4, 7, 4], [3], 'i32'), 3), /stateIndices\[2\]: slot 4 is also used by sequence 0/);
+      const long = Array.from({ length: 20 }, (_, i) => i);
+      long[19] = 5;
+      await assert.rejects(upd(long, 20), /stateIndices\[19\]: slot 5 is also used by sequence 5/);
+      await assert.rejects(upd([1, 2], 3), /stateIndices: expected shape \[B=3\], got \[2\]/);
+      (await upd([-1, 3, -1], 3)).release();
+      long[19] = -1;
+      long[18] = -1;
+      (await upd(long, 20)).release();
+    });
+
     it('conv.forward queryStartLoc: must start at 0, not decrease, end at T', () => {
       const base = convInputs(3);
       conv.forwardSync({ ...base, queryStartLoc: [0, 0, 5], convState: Tensor.zeros([2, 6, 2], 'f32') }, { backend: backend() }).release();
