@@ -54,11 +54,9 @@ export function expectChoice<T extends string>(value: unknown, what: string, cho
   return value as T;
 }
 
-/** Device byte range [addr, addr + extentBytes) of a tensor on `backend`, or null (host, other backend, empty). */
-function deviceRange(t: Tensor, backend: Backend): [number, number] | null {
-  if (t.location !== 'device' || t.backend !== backend || t.numel === 0) return null;
-  const a = t.addr;
-  return [a, a + t.extentBytes];
+/** Whether a tensor has device bytes on `backend` (not host, not another backend's, not empty). */
+function onDevice(t: Tensor, backend: Backend): boolean {
+  return t.location === 'device' && t.backend === backend && t.numel > 0;
 }
 
 /** A named device byte range [lo, hi) of one call's tensors, for the alias checks of its outputs. */
@@ -73,8 +71,9 @@ export function namedRanges(named: readonly (readonly [string, Tensor | null | u
   const out: NamedRange[] = [];
   for (const [name, t] of named) {
     if (!t || t.released) continue;  // a released tensor is refused by its own check, with its own name
-    const r = deviceRange(t, backend);
-    if (r) out.push({ name, lo: r[0], hi: r[1] });
+    if (!onDevice(t, backend)) continue;
+    const lo = t.addr;
+    out.push({ name, lo, hi: lo + t.extentBytes });
   }
   return out;
 }
@@ -104,10 +103,11 @@ export function expectOut(
   if (!ok) throw new RangeError(`${what}: expected shape [${shape.join(', ')}], got [${value.shape.join(', ')}]`);
   if (value.dtype !== dtype) throw new TypeError(`${what}: expected dtype ${dtype}, got ${value.dtype}`);
   if (!value.contiguous) throw new RangeError(`${what}: expected a contiguous tensor, got row stride ${value.rowStride} for rows of ${value.cols}`);
-  const mine = deviceRange(value, backend);
-  if (mine) {
+  if (onDevice(value, backend)) {
+    const lo = value.addr;
+    const hi = lo + value.extentBytes;
     for (const r of others) {
-      if (r.name !== what && mine[0] < r.hi && r.lo < mine[1]) {
+      if (r.name !== what && lo < r.hi && r.lo < hi) {
         throw new RangeError(`${what}: shares memory with ${r.name} (an output must not alias an input or another output)`);
       }
     }
