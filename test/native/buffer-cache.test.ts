@@ -139,6 +139,25 @@ forEachBackend((backendOf) => {
       assert.throws(() => b.check(st, 'alloc'), /bytes\[1\]: expected a positive multiple of 4 \(at most 2\^48\), got 0/);
       assert.deepEqual(Array.from(out), [0, 0, 0, 0], 'no address handed out');
       assert.deepEqual(b.stats(), base, 'nothing stayed allocated');
+      // A bad size in the middle: every out entry is 0, not only those before it.
+      const out3 = new Uint32Array([7, 7, 7, 7, 7, 7]);
+      const st3 = b.lib.buffersAllocFilled(b.native, 3, new Uint32Array([16, 0, 6, 0, 8, 0]), new Uint32Array([1, 2, 3]), out3) as number;
+      assert.notEqual(st3, 0);
+      assert.throws(() => b.check(st3, 'alloc'), /bytes\[1\]: expected a positive multiple of 4/);
+      assert.deepEqual(Array.from(out3), [0, 0, 0, 0, 0, 0], 'out is all 0 on a refusal');
+      assert.deepEqual(b.stats(), base);
+    });
+
+    it('gives back the buffers it took when a later allocation fails', () => {
+      const base = b.stats();
+      const cache = b.cacheStats();
+      // 2^47 bytes (128 TiB) cannot be had on either backend; the first two buffers were already taken.
+      assert.throws(() => b.allocFilled([4096, 1 << 20, 2 ** 47], [1, 2, 3]), (e: unknown) => e instanceof GdnError && /bytes\[2\] = 140737488355328 \(buffer 3 of 3\): out of (host|device) memory/.test(e.message));
+      assert.deepEqual(b.stats(), base, 'no buffer stayed live');
+      assert.equal(b.cacheStats().allocatedBlocks, cache.allocatedBlocks, 'no block stayed taken from the cache');
+      const again = b.allocFilled([4096], [5]);  // the backend still works
+      b.freeMany(again);
+      assert.deepEqual(b.stats(), base);
     });
 
     it('frees none of a batch whose addresses are not all live and distinct', () => {

@@ -355,48 +355,66 @@ GDN_API gdn_status gdn_buffer_fill_u32(gdn_backend* b, gdn_addr dst, uint32_t pa
 }
 
 // An op's fresh outputs in one call (docs/SPEC.md §2, "Fresh outputs"): every size is checked before
-// anything is allocated, and a failure part-way frees what this call took.
+// anything is allocated, and any failure after that (an allocation, an exception, the fill's launch)
+// gives back every buffer this call took, so out is all 0 whenever the status is not GDN_OK.
 GDN_API gdn_status gdn_buffers_alloc_filled(gdn_backend* b, uint32_t n, const uint64_t* bytes, const uint32_t* patterns,
                                             gdn_addr* out) {
   return backend_call(b, "gdn_buffers_alloc_filled", [&]() -> gdn_status {
     if (n > 0 && (bytes == nullptr || patterns == nullptr || out == nullptr))
       return fail(b, GDN_ERR_INVALID_ARGUMENT, "bytes, patterns, out: are null (expected %u entries each)", n);
-    for (uint32_t i = 0; i < n; ++i) {
-      out[i] = 0;
+    for (uint32_t i = 0; i < n; ++i) out[i] = 0;
+    for (uint32_t i = 0; i < n; ++i)
       if (bytes[i] == 0 || bytes[i] % 4 != 0 || bytes[i] > (uint64_t(1) << 48))
         return fail(b, GDN_ERR_INVALID_ARGUMENT, "bytes[%u]: expected a positive multiple of 4 (at most 2^48), got %" PRIu64, i,
                     bytes[i]);
-    }
-    std::vector<FillRange> fills(n);
-    for (uint32_t i = 0; i < n; ++i) {
-      uint64_t addr = 0;
-      const gdn_status st = b->cache->allocate(bytes[i], &addr);
-      if (st != GDN_OK) {
-        for (uint32_t j = 0; j < i; ++j) {
-          uint64_t ignored = 0;
-          registry_remove(b, out[j], &ignored);
-          b->cache->release(out[j]);
-          out[j] = 0;
-        }
-        if (st != GDN_ERR_OUT_OF_MEMORY) return st;
-        const BufferCacheStats cs = b->cache->stats();
-        return fail(b, GDN_ERR_OUT_OF_MEMORY,
-                    "gdn_buffers_alloc_filled: bytes[%u] = %" PRIu64 ": out of %s memory (%" PRIu64 " bytes in %" PRId64
-                    " live buffers; the cache had returned its unused segments and retried)",
-                    i, bytes[i], backend_is_cuda(b) ? "device" : "host", cs.allocated_bytes, cs.allocated_blocks);
+    uint32_t taken = 0;      // buffers registered in out[0 .. taken)
+    uint64_t unregistered = 0;  // a block taken from the cache, not yet registered
+    auto give_back = [&]() {
+      if (unregistered != 0) b->cache->release(unregistered);
+      for (uint32_t j = 0; j < taken; ++j) {
+        uint64_t ignored = 0;
+        registry_remove(b, out[j], &ignored);
+        b->cache->release(out[j]);
+        out[j] = 0;
       }
-      registry_add(b, addr, bytes[i]);
-      out[i] = addr;
-      fills[i] = FillRange{addr, bytes[i] / 4, patterns[i]};
-    }
+    };
+    try {
+      std::vector<FillRange> fills(n);
+      for (uint32_t i = 0; i < n; ++i) {
+        uint64_t addr = 0;
+        const gdn_status st = b->cache->allocate(bytes[i], &addr);
+        if (st != GDN_OK) {
+          give_back();
+          if (st != GDN_ERR_OUT_OF_MEMORY) return st;
+          const BufferCacheStats cs = b->cache->stats();
+          return fail(b, GDN_ERR_OUT_OF_MEMORY,
+                      "gdn_buffers_alloc_filled: bytes[%u] = %" PRIu64 " (buffer %u of %u): out of %s memory (%" PRIu64
+                      " bytes in %" PRId64 " live buffers; the cache had returned its unused segments and retried)",
+                      i, bytes[i], i + 1, n, backend_is_cuda(b) ? "device" : "host", cs.allocated_bytes, cs.allocated_blocks);
+        }
+        unregistered = addr;
+        registry_add(b, addr, bytes[i]);
+        unregistered = 0;
+        out[i] = addr;
+        taken = i + 1;
+        fills[i] = FillRange{addr, bytes[i] / 4, patterns[i]};
+      }
 #if GDN_HAVE_CUDA
-    if (backend_is_cuda(b)) return cuda::fill_ranges_u32(b, fills.data(), n);
+      if (backend_is_cuda(b)) {
+        const gdn_status st = cuda::fill_ranges_u32(b, fills.data(), n);
+        if (st != GDN_OK) give_back();  // the blocks go back to the cache; nothing was enqueued that uses them
+        return st;
+      }
 #endif
-    for (const FillRange& f : fills) {
-      uint32_t* p = reinterpret_cast<uint32_t*>((uintptr_t)f.addr);
-      for (uint64_t w = 0; w < f.words; ++w) p[w] = f.pattern;
+      for (const FillRange& f : fills) {
+        uint32_t* p = reinterpret_cast<uint32_t*>((uintptr_t)f.addr);
+        for (uint64_t w = 0; w < f.words; ++w) p[w] = f.pattern;
+      }
+      return GDN_OK;
+    } catch (...) {
+      give_back();
+      throw;  // backend_call turns it into a status with the reason
     }
-    return GDN_OK;
   });
 }
 
@@ -417,6 +435,8 @@ GDN_API gdn_status gdn_buffers_free(gdn_backend* b, uint32_t n, const gdn_addr* 
                         buffers[i], j, n);
       }
     }
+    // Checked and removed under separate holds of registry_mu: safe because every registry change runs
+    // inside backend_call, which serialises calls on this backend.
     for (uint32_t i = 0; i < n; ++i) {
       uint64_t bytes = 0;
       registry_remove(b, buffers[i], &bytes);
