@@ -150,10 +150,17 @@ export class Backend {
     this.check(this.lib.bufferFree(this.native, addr) as number, 'freeing a buffer');
   }
 
-  // Scratch arrays of allocFilled / freeMany (uint64 values as lo, hi pairs), grown when a call needs more.
+  // Scratch arrays of allocFilled / freeMany for up to `scratchFor(n)` buffers: uint64 values as (lo, hi)
+  // pairs, and 32-bit patterns.
   private words64 = new Uint32Array(32);
   private words64b = new Uint32Array(32);
   private patterns32 = new Uint32Array(16);
+  private scratchFor(n: number): void {
+    if (this.patterns32.length >= n) return;
+    this.patterns32 = new Uint32Array(n);
+    this.words64 = new Uint32Array(2 * n);
+    this.words64b = new Uint32Array(2 * n);
+  }
 
   /**
    * Allocates buffers of the given sizes (each a positive multiple of 4 bytes) and fills buffer i with the
@@ -163,11 +170,7 @@ export class Backend {
   allocFilled(bytes: readonly number[], patterns: readonly number[]): number[] {
     const n = bytes.length;
     if (patterns.length !== n) throw new RangeError(`patterns: expected ${n} patterns (one per buffer), got ${patterns.length}`);
-    if (this.patterns32.length < n) {
-      this.patterns32 = new Uint32Array(n);
-      this.words64 = new Uint32Array(2 * n);
-      this.words64b = new Uint32Array(2 * n);
-    }
+    this.scratchFor(n);
     const sizes = this.words64;
     const addrs = this.words64b;
     for (let i = 0; i < n; i++) {
@@ -186,11 +189,7 @@ export class Backend {
   /** Frees live buffers in one native call (gdn_buffers_free checks every address before freeing any). */
   freeMany(addrs: readonly number[]): void {
     const n = addrs.length;
-    if (this.words64.length < 2 * n) {
-      this.words64 = new Uint32Array(2 * n);
-      this.words64b = new Uint32Array(2 * n);
-      this.patterns32 = new Uint32Array(n);
-    }
+    this.scratchFor(n);
     const w = this.words64;
     for (let i = 0; i < n; i++) {
       w[2 * i] = addrs[i] >>> 0;

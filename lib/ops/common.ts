@@ -132,7 +132,7 @@ export class Staging {
 
   /** A fresh output on the backend, poisoned so unwritten elements show up. Kept unless `temp`. */
   output(shape: readonly number[], dtype: 'f32' | 'bf16', temp = false): Tensor {
-    const [t] = Tensor.emptyFilled([[shape, dtype]], [POISON_U32[dtype]], this.backend);  // one native call
+    const [t] = this.outputs([[shape, dtype]]);
     if (temp) this.temps.push(t);
     return t;
   }

@@ -288,11 +288,6 @@ export function stageOffsets(offsets: ReturnType<typeof expectOffsets>, path: Of
   return { query_start_loc: 0, query_start_loc_host: hostInt32Copy(offsets.host, path, natives) };
 }
 
-/**
- * The address of a native copy of host int32 values for one call on a path other than 'device': the
- * reused scratch array ('scratch', synchronous calls) or a fresh copy pushed on `natives` ('fresh').
- * Shared by the offsets (stageOffsets) and the update's slots.
- */
 /** The update's slots in host memory: each below the pool size, no slot named twice (negative = skip). */
 function checkHostSlots(v: Int32Array, slots: number): void {
   const seen = v.length > 16 ? new Map<number, number>() : null;  // a short batch compares pairs
@@ -308,6 +303,11 @@ function checkHostSlots(v: Int32Array, slots: number): void {
   }
 }
 
+/**
+ * The address of a native copy of host int32 values for one call on a path other than 'device': the
+ * reused scratch array ('scratch', synchronous calls) or a fresh copy pushed on `natives` ('fresh').
+ * Shared by the offsets (stageOffsets) and the update's slots.
+ */
 function hostInt32Copy(values: ArrayLike<number>, path: Exclude<OffsetsPath, 'device'>, natives: unknown[]): number {
   if (path === 'scratch') return scratchInt32(values);
   const m = allocInt32(values);

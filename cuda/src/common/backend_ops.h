@@ -62,7 +62,6 @@ gdn_status device_info(gdn_backend* b, gdn_device_info* info);
 SegmentSource segment_source(gdn_backend* b);
 gdn_status upload(gdn_backend* b, uint64_t dst, const void* src, uint64_t bytes);
 gdn_status download(gdn_backend* b, void* dst, uint64_t src, uint64_t bytes);
-gdn_status fill_u32(gdn_backend* b, uint64_t dst, uint32_t pattern, uint64_t bytes);
 // Fills n ranges, enqueued on the stream as one launch per kFillRangesPerLaunch ranges.
 gdn_status fill_ranges_u32(gdn_backend* b, const FillRange* ranges, uint32_t n);
 gdn_status copy(gdn_backend* b, uint64_t dst, uint64_t src, uint64_t bytes);  // enqueued on the stream

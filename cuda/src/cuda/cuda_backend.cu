@@ -16,14 +16,9 @@ void* cuda_stream(gdn_backend* b) { return b && b->cuda ? (void*)cuda_state(b)->
 
 namespace {
 
-__global__ void fill_u32_kernel(uint32_t* dst, uint32_t pattern, uint64_t n) {
-  for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
-    dst[i] = pattern;
-}
-
-// Up to kFillRangesPerLaunch ranges in the kernel's parameters; blockIdx.y picks the range. An op's
-// fresh outputs (five for post-conv and the fused op) are poisoned by one launch instead of five
-// (docs/SPEC.md §2, "Fresh outputs").
+// The one fill kernel (gdn_buffer_fill_u32 is a single range): up to kFillRangesPerLaunch ranges in the
+// kernel's parameters, blockIdx.y picks the range. An op's fresh outputs (five for post-conv and the
+// fused op) are poisoned by one launch instead of five (docs/SPEC.md §2, "Fresh outputs").
 constexpr uint32_t kFillRangesPerLaunch = 8;
 struct FillRanges {
   uint32_t* dst[kFillRangesPerLaunch];
@@ -103,7 +98,7 @@ gdn_status open(gdn_backend* b, int32_t ordinal) {
   if (st != GDN_OK) return st;
   // Does this build carry code for the device? (sm_90 / sm_120 machine code, compute_90 PTX.)
   cudaFuncAttributes attr;
-  const cudaError_t img = cudaFuncGetAttributes(&attr, fill_u32_kernel);
+  const cudaError_t img = cudaFuncGetAttributes(&attr, fill_ranges_kernel);
   if (img != cudaSuccess) {
     cudaDeviceProp prop;
     cudaGetDeviceProperties(&prop, ordinal);
@@ -282,16 +277,7 @@ gdn_status download(gdn_backend* b, void* dst, uint64_t src, uint64_t bytes) {
   return st;
 }
 
-// Enqueued on the stream like a kernel: whatever reads the buffer next is ordered after it.
-gdn_status fill_u32(gdn_backend* b, uint64_t dst, uint32_t pattern, uint64_t bytes) {
-  gdn_status st = cuda_bind(b);
-  if (st != GDN_OK) return st;
-  const uint64_t n = bytes / 4;
-  const unsigned blocks = (unsigned)(n / 256 + 1 < 4096 ? n / 256 + 1 : 4096);
-  fill_u32_kernel<<<blocks, 256, 0, cuda_state(b)->stream>>>(reinterpret_cast<uint32_t*>((uintptr_t)dst), pattern, n);
-  return cuda_check_launch(b, "fill_u32 kernel");
-}
-
+// Enqueued on the stream like a kernel: whatever reads the buffers next is ordered after it.
 gdn_status fill_ranges_u32(gdn_backend* b, const FillRange* ranges, uint32_t n) {
   gdn_status st = cuda_bind(b);
   if (st != GDN_OK) return st;
@@ -307,7 +293,7 @@ gdn_status fill_ranges_u32(gdn_backend* b, const FillRange* ranges, uint32_t n) 
     }
     const unsigned blocks = (unsigned)(most / 256 + 1 < 4096 ? most / 256 + 1 : 4096);
     fill_ranges_kernel<<<dim3(blocks, count), 256, 0, cuda_state(b)->stream>>>(r);
-    st = cuda_check_launch(b, "fill_ranges kernel");
+    st = cuda_check_launch(b, "fill kernel");
     if (st != GDN_OK) return st;
   }
   return GDN_OK;
