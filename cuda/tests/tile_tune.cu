@@ -14,7 +14,7 @@
 //   3. postconv: see postconv_tune in this file.
 //
 //   nvcc -O3 -std=c++17 --fmad=false -arch=sm_90 -Xptxas -v -Icuda/include -Icuda/src -Icuda/src/common -Icuda/tests \
-//        cuda/tests/tile_tune.cu -o tile_tune && ./tile_tune [math|conv|conv2|conv3|conv5|conv6|conv7|conv8|conv9|profile9|postconv|postconv2|all] [rounds]
+//        cuda/tests/tile_tune.cu -o tile_tune && ./tile_tune [math|conv|conv2|conv3|conv5|conv6|conv7|conv8|conv9|conv10|profile9|postconv|postconv2|all] [rounds]
 #include "common/arms/conv_scalar.h"
 #include "common/arms/conv_stream.h"
 #include "common/arms/conv_tile.h"
@@ -139,10 +139,10 @@ __global__ void __launch_bounds__(THREADS, MINB) tile_variant(const conv::Params
   conv::tile_thread<bf16_bits, bf16_bits, NoMutant, 4, V, G, THREADS, S>(p, (int64_t)blockIdx.x % p.grid_x,
                                                                         (int64_t)blockIdx.x / p.grid_x, threadIdx.x);
 }
-template <int V, int R, int THREADS, int MINB, class S, int D = 0>
+template <int V, int R, int THREADS, int MINB, class S, int D = 0, bool RING_FIRST = true>
 __global__ void __launch_bounds__(THREADS, MINB) stream_variant(const conv::Params p) {
   extern __shared__ __align__(16) float stream_ring_[];
-  conv::stream_thread<bf16_bits, bf16_bits, NoMutant, 4, 4, V, R, THREADS, S, D>(
+  conv::stream_thread<bf16_bits, bf16_bits, NoMutant, 4, 4, V, R, THREADS, S, D, RING_FIRST>(
       p, (int64_t)blockIdx.x % p.grid_x, (int64_t)blockIdx.x / p.grid_x, threadIdx.x, stream_ring_);
 }
 // Dynamic shared memory of a stream variant with a ring of D groups of R rows of V bf16 channels per thread.
@@ -573,6 +573,24 @@ static std::vector<ConvVariant> conv_variants9() {
   };
 }
 
+// Set 10 (session 16): the ring's first groups requested before the taps, the initial-state flag and the
+// history (RING_FIRST, the library's order since session 16) against after them (the order until then), at the
+// library's ring of 2 and at a ring of 4 (16 KiB of bf16 rows per block, the library's allocation), with 64- and
+// 32-token programs (the library's single-sequence and short-batch lengths), same run.
+static std::vector<ConvVariant> conv_variants10() {
+  using conv::Bf16ShortcutSilu;
+  return {
+      {"mufu d2 c64 history first (s15)", stream_variant<4, 4, 128, 7, Bf16ShortcutSilu, 2, false>, 128, 4, 64, true, ring_smem(128, 2, 4, 4)},
+      {"mufu d2 c64 ring first (library)", stream_variant<4, 4, 128, 7, Bf16ShortcutSilu, 2, true>, 128, 4, 64, true, ring_smem(128, 2, 4, 4)},
+      {"mufu d2 c32 history first (s15)", stream_variant<4, 4, 128, 7, Bf16ShortcutSilu, 2, false>, 128, 4, 32, true, ring_smem(128, 2, 4, 4)},
+      {"mufu d2 c32 ring first (library)", stream_variant<4, 4, 128, 7, Bf16ShortcutSilu, 2, true>, 128, 4, 32, true, ring_smem(128, 2, 4, 4)},
+      {"mufu d4 c64 history first", stream_variant<4, 4, 128, 7, Bf16ShortcutSilu, 4, false>, 128, 4, 64, true, ring_smem(128, 4, 4, 4)},
+      {"mufu d4 c64 ring first", stream_variant<4, 4, 128, 7, Bf16ShortcutSilu, 4, true>, 128, 4, 64, true, ring_smem(128, 4, 4, 4)},
+      {"mufu d4 c32 history first", stream_variant<4, 4, 128, 7, Bf16ShortcutSilu, 4, false>, 128, 4, 32, true, ring_smem(128, 4, 4, 4)},
+      {"mufu d4 c32 ring first", stream_variant<4, 4, 128, 7, Bf16ShortcutSilu, 4, true>, 128, 4, 32, true, ring_smem(128, 4, 4, 4)},
+  };
+}
+
 static void run_conv_profile(const std::vector<ConvVariant>& v) {
   g_profile = true;
   run_conv(v, -1);
@@ -604,6 +622,7 @@ int main(int argc, char** argv) {
     run_conv(conv_variants8(), argc > 2 ? std::atoi(argv[2]) : 15);
   }
   if (what == "conv9") run_conv(conv_variants9(), argc > 2 ? std::atoi(argv[2]) : 15);
+  if (what == "conv10") run_conv(conv_variants10(), argc > 2 ? std::atoi(argv[2]) : 15);
   if (what == "profile9") {  // one launch of each set-9 variant at 4B T = 8192 (for ncu)
     std::vector<ConvVariant> v = conv_variants9();
     run_conv_profile(v);

@@ -32,10 +32,15 @@ namespace conv {
 
 // Launch shape, chosen with cuda/tests/tile_tune.cu on an H200 (sets 3 to 5, docs/BENCHMARKS.md "Causal conv:
 // the stream arm"): 4 channels per thread, groups of 4 rows, 128 threads, registers capped at 72 (7 blocks
-// per SM), 64-token programs, and a ring of 2 row groups per thread in shared memory. Without the ring the
-// fastest exact variant ran at 1.40-1.79x copy; with it 1.39-1.62x at T >= 2048 in the same run (set 5),
-// 2-10% less time, most at T <= 8192. Deeper rings (4 and 8 groups) were no faster. A second register
-// buffer for the next group (set 4) needed 8 more registers and lost more to occupancy than it gained.
+// per SM), 64-token programs, and a ring of row groups per thread in shared memory. Without the ring the
+// fastest exact variant ran at 1.40-1.79x copy; with 2 groups 1.39-1.62x at T >= 2048 in the same run (set 5),
+// 2-10% less time, most at T <= 8192. A second register buffer for the next group (set 4) needed 8 more
+// registers and lost more to occupancy than it gained.
+// The ring's size is fixed (kStreamRingBytes per thread, 16 KiB per block); its depth follows the dtype of x:
+// 4 groups of bf16 rows, 2 of f32 rows. With the ring's first groups requested before the dependent loads of
+// the program's start (RING_FIRST below), 4 bf16 groups took 1-6% less time than 2 on every shape but the
+// short-sequence batches and 27B T = 2048 (ties), and the order alone 0-4% less (set 10, docs/BENCHMARKS.md
+// "Session 16"); deeper rings requested after those loads were no faster (sets 5 and 9).
 constexpr int kStreamV = 4;        // channels per thread (8-byte bf16 vectors)
 constexpr int kStreamR = 4;        // rows per group
 constexpr int kStreamThreads = 128;
@@ -43,12 +48,18 @@ constexpr int kStreamMinBlocks = 7;
 constexpr int kStreamChannels = kStreamV * kStreamThreads;
 constexpr int kStreamChunk = 64;   // tokens per exact-mapping program
 constexpr int kStreamShortBatchChunk = 32;  // ... on batches of short sequences (ArmSpec, conv_plan.cpp)
-constexpr int kStreamRing = 2;     // row groups in each thread's ring (async_copy.h); 0: no ring
+constexpr int kStreamRing = 2;     // row groups of f32 x in each thread's ring (async_copy.h)
+constexpr int kStreamRingBytes = kStreamRing * kStreamR * kStreamV * (int)sizeof(float);  // per thread
 
 // Shared memory of a block whose threads each keep a ring of `ring` groups of R rows of V channels, sized
 // for f32 x (the widest input), so that one figure serves every dtype combination.
 constexpr int32_t stream_ring_shared(int threads, int ring, int rows = kStreamR, int lanes = kStreamV) {
   return threads * ring * rows * lanes * (int32_t)sizeof(float);
+}
+// Row groups of x of type TX that fill kStreamRingBytes: 2 for f32, 4 for bf16.
+template <class TX>
+constexpr int stream_ring_depth() {
+  return kStreamRingBytes / (kStreamR * (int)sizeof(TileVec<TX, kStreamV>));
 }
 
 // W: window slots; KF: the kernel width when fixed at compile time (the common K = 4: no per-tap test),
@@ -57,8 +68,12 @@ constexpr int32_t stream_ring_shared(int threads, int ring, int rows = kStreamR,
 // D − 1 groups are in flight while one is computed, at no register cost. 0: each group is loaded into
 // registers when it starts. smem: the block's shared memory (stream_ring_shared(THREADS, D, R, V) bytes),
 // unused when D = 0.
+// RING_FIRST: the ring's first D − 1 groups are requested before the taps, the initial-state flag and the
+// history are read, so the first x rows are in flight while those dependent loads (flag, then state) wait;
+// false: after them (the order until session 16, kept as tile_tune's control). The bits are the same either way
+// (the ring only holds copies of x rows).
 template <class TX, class TO, class M, int W, int KF = 0, int V = kStreamV, int R = kStreamR,
-          int THREADS = kStreamThreads, class S = TileSilu, int D = kStreamRing>
+          int THREADS = kStreamThreads, class S = TileSilu, int D = stream_ring_depth<TX>(), bool RING_FIRST = true>
 GDN_HD inline void stream_thread(const Params& p, int64_t bx, int64_t by, int tid, void* smem) {
   constexpr bool kMut = M::kPlanted;
   constexpr int H = W - 1;  // history values per channel
@@ -72,14 +87,37 @@ GDN_HD inline void stream_thread(const Params& p, int64_t bx, int64_t by, int ti
   static_assert(KF == 0 || KF == W, "a fixed K fills the window");
   const int K = KF > 0 ? KF : p.K;  // the planner picks the KF variant only when p.K == KF
 
+  const int n = (int)(s.t1c - s.t0);  // tokens of this program (< 2^31)
+  const TX* xp = static_cast<const TX*>(p.x) + s.t0 * p.x_stride + c0;
+
+  // The ring (D > 0): slot (d, r) of this thread is ring[(d·R + r)·THREADS]; issue(gi) requests group gi
+  // into slot gi mod D and commits one copy group (empty past the program's end, so counts stay even).
+  using Vec = TileVec<TX, V>;
+  Vec* ring = D > 0 ? static_cast<Vec*>(smem) + tid : nullptr;
+  const unsigned groups = (unsigned)(n / R);
+  const TX* src = xp;  // the next group to copy
+  auto issue = [&](unsigned gi) {
+    if constexpr (D > 0) {
+      if (gi < groups) {
+        Vec* dst = ring + (gi % D) * (R * THREADS);
+        GDN_UNROLL
+        for (int r = 0; r < R; ++r) exec::async_copy<(int)sizeof(Vec)>(dst + r * THREADS, src + (int64_t)r * p.x_stride);
+        src += R * p.x_stride;
+      }
+      exec::async_commit();
+    }
+  };
+  auto prime = [&]() {
+    GDN_UNROLL
+    for (int gi = 0; gi < D - 1; ++gi) issue((unsigned)gi);
+  };
+  if constexpr (D > 0 && RING_FIRST) prime();
+
   TileLane<TX, W, V> lane;
   lane.load_taps(p, c0, mutant == kTapsReversed);
   const bool init = has_initial_state(p, s.seq);
   widen_before_state_read(p, s);
   lane.load_history(p, s, c0, init);
-
-  const int n = (int)(s.t1c - s.t0);  // tokens of this program (< 2^31)
-  const TX* xp = static_cast<const TX*>(p.x) + s.t0 * p.x_stride + c0;
   TO* op = static_cast<TO*>(p.out) + s.t0 * p.C + c_lane;
   const int64_t xs = p.x_stride, os = p.C;
   const int64_t out_left = kMut ? p.T * p.C - (s.t0 * p.C + c_lane) : 0;  // NO_TAIL_GUARD: drop spills past out
@@ -128,23 +166,9 @@ GDN_HD inline void stream_thread(const Params& p, int64_t bx, int64_t by, int ti
   // Every step commits one copy group, empty past the program's end, so the wait count stays D − 1.
   int k = 0;
   if constexpr (D > 0) {
-    using Vec = TileVec<TX, V>;
     static_assert(D >= 2 && (D & (D - 1)) == 0, "the ring holds a power of two of at least 2 groups");
     static_assert(sizeof(Vec) <= V * sizeof(float), "stream_ring_shared sizes the ring for f32 vectors");
-    Vec* ring = static_cast<Vec*>(smem) + tid;  // slot (d, r) of this thread: ring[(d·R + r)·THREADS]
-    const unsigned groups = (unsigned)(n / R);
-    const TX* src = xp;  // the next group to copy
-    auto issue = [&](unsigned gi) {
-      if (gi < groups) {
-        Vec* dst = ring + (gi % D) * (R * THREADS);
-        GDN_UNROLL
-        for (int r = 0; r < R; ++r) exec::async_copy<(int)sizeof(Vec)>(dst + r * THREADS, src + (int64_t)r * xs);
-        src += R * xs;
-      }
-      exec::async_commit();
-    };
-    GDN_UNROLL
-    for (unsigned gi = 0; gi + 1 < (unsigned)D; ++gi) issue(gi);
+    if constexpr (!RING_FIRST) prime();
     for (unsigned gi = 0; gi < groups; ++gi, k += R) {
       issue(gi + D - 1);
       exec::async_wait<D - 1>();
