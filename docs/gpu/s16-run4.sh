@@ -26,11 +26,11 @@ for what in conv fused; do
   echo "check $what rc=$? $((SECONDS-t0)) s" | tee -a "$OUT/session.log"; grep -E "^equivalence|^mutants|cuda==host" "$OUT/check-$what.log" | tee -a "$OUT/session.log"
 done
 for tool in memcheck racecheck synccheck; do
-  left=$((585 - (SECONDS - T0))); [ $left -lt 20 ] && { echo "sanitize $tool: skipped, $left s left" | tee -a "$OUT/session.log"; continue; }
+  left=$((440 - (SECONDS - T0))); [ $left -lt 20 ] && { echo "sanitize $tool: skipped, $left s left" | tee -a "$OUT/session.log"; continue; }
   t0=$SECONDS; timeout $left compute-sanitizer --tool $tool --error-exitcode 9 node bin/gdnlab.js check sanitize --backend cuda > "$OUT/sanitize-$tool.log" 2>&1
   echo "sanitize $tool rc=$? $((SECONDS-t0)) s" | tee -a "$OUT/session.log"; grep -E "SUMMARY|launches completed" "$OUT/sanitize-$tool.log" | tee -a "$OUT/session.log"
 done
-left=$((585 - (SECONDS - T0)))
+left=$((440 - (SECONDS - T0)))
 if [ $left -gt 40 ]; then
   t0=$SECONDS; GDN_TEST_BACKENDS=host,cuda timeout $left mocha --timeout 150000 --reporter dot dist/test/ops/conv.test.js dist/test/ops/golden.test.js dist/test/check/checks.test.js > "$OUT/tests-host-cuda.log" 2>&1
   echo "tests rc=$? $((SECONDS-t0)) s" | tee -a "$OUT/session.log"; grep -E 'passing|failing|pending' "$OUT/tests-host-cuda.log" | tee -a "$OUT/session.log"; grep -A12 ' failing' "$OUT/tests-host-cuda.log" | head -30
