@@ -38,9 +38,10 @@ namespace conv {
 // registers and lost more to occupancy than it gained.
 // The ring's size is fixed (kStreamRingBytes per thread, 16 KiB per block); its depth follows the dtype of x:
 // 4 groups of bf16 rows, 2 of f32 rows. With the ring's first groups requested before the dependent loads of
-// the program's start (RING_FIRST below), 4 bf16 groups took 1-6% less time than 2 on every shape but the
-// short-sequence batches and 27B T = 2048 (ties), and the order alone 0-4% less (set 10, docs/BENCHMARKS.md
-// "Session 16"); deeper rings requested after those loads were no faster (sets 5 and 9).
+// the program's start (RING_FIRST below), 4 bf16 groups took 2-6% less time than 2 at T >= 8192 and tied at
+// T = 2048 and on short-sequence batches (in their 32-token programs); the order alone took 0-5% off (up to 6%
+// with 4 groups) (set 10, docs/BENCHMARKS.md "Session 16"). Deeper rings requested after those loads were no
+// faster (sets 5 and 9).
 constexpr int kStreamV = 4;        // channels per thread (8-byte bf16 vectors)
 constexpr int kStreamR = 4;        // rows per group
 constexpr int kStreamThreads = 128;
