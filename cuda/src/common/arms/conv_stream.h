@@ -225,6 +225,10 @@ constexpr int kStreamWindowVariants = 3;
 GDN_HD inline int stream_window_variant(const Params& p) { return p.K == 4 ? 0 : p.K < 4 ? 1 : 2; }
 template <class TX, class TO, class M, int WV, class S, class Ctx>
 GDN_HD inline void stream_window_body(const Params& p, Ctx& t) {
+  // The ring a thread fills must fit the shared memory the arm declares (ArmSpec below), for every dtype.
+  static_assert(stream_ring_depth<TX>() * kStreamR * kStreamThreads * (int)sizeof(TileVec<TX, kStreamV>) <=
+                    stream_ring_shared(kStreamThreads, kStreamRing),
+                "the stream ring outgrows the arm's shared memory");
   if constexpr (WV == 0) stream_thread<TX, TO, M, 4, 4, kStreamV, kStreamR, kStreamThreads, S>(p, t.bx(), t.by(), t.tid(), t.shared());
   else if constexpr (WV == 1) stream_thread<TX, TO, M, 4, 0, kStreamV, kStreamR, kStreamThreads, S>(p, t.bx(), t.by(), t.tid(), t.shared());
   else stream_thread<TX, TO, M, kMaxK, 0, kStreamV, kStreamR, kStreamThreads, S>(p, t.bx(), t.by(), t.tid(), t.shared());
