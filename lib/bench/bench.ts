@@ -55,6 +55,12 @@ export interface BenchReport {
   stops: { shape: string; reason: string; detail: string }[];
   /** Every timing run with its raw samples (`--samples`), one per shape. */
   timings?: (ReturnType<TimingResult['toJSON']> & { shape: string })[];
+  /**
+   * Only in the reports handed to BenchOptions.onProgress while the run goes on: how far it had got. A run
+   * stopped part-way (a time limit, a crash of an external baseline) leaves its last such report; the report
+   * a finished run returns has none.
+   */
+  incomplete?: string;
 }
 
 // ------------------------------------------------------------------------------------------ shapes
@@ -142,6 +148,18 @@ export interface BenchOptions {
   /** Only the shapes whose name contains one of these strings. */
   shapes?: string[];
   log?: (line: string) => void;
+  /**
+   * Called with a copy of the report so far (its `incomplete` set) after each shape and before each external
+   * baseline (PyTorch, vLLM), so that a run cut short still leaves what it measured (the CLI writes it to the
+   * --json / --markdown files).
+   */
+  onProgress?: (partial: BenchReport) => void;
+}
+
+/** Hands the report so far to opts.onProgress, marked with how far the run had got. */
+function checkpoint(report: BenchReport, opts: BenchOptions, reached: string): void {
+  // A copy: the run goes on appending to report's arrays.
+  if (opts.onProgress) opts.onProgress(structuredClone({ ...report, incomplete: `written after ${reached}, before the run's end` }));
 }
 
 /** The benchmark shapes opts.shapes selects (all without it); a filter matching nothing is an error. */
@@ -244,11 +262,15 @@ export async function benchConv(opts: BenchOptions): Promise<BenchReport> {
       inputs.weight.release();
       inputs.convState.release();
     }
+    checkpoint(report, opts, `shape ${shapes.indexOf(shape) + 1} of ${shapes.length} (${shape.id})`);
   }
   if (opts.torch && backend.kind === 'cuda') {
     const cases = shapes.map((s) => ({ op: 'conv', id: s.id, C: s.C, K: 4, lengths: s.lengths, initial_state: s.initialState }));
     attachTorch(report, cases, opts);
-    if (opts.vllmPath) attachVllm(report, cases, opts);
+    if (opts.vllmPath) {
+      checkpoint(report, opts, 'every shape and the PyTorch baselines');
+      attachVllm(report, cases, opts);
+    }
   }
   return report;
 }
@@ -314,11 +336,15 @@ export async function benchPostconv(opts: BenchOptions): Promise<BenchReport> {
       inputs.ALog.release();
       inputs.dtBias.release();
     }
+    checkpoint(report, opts, `shape ${shapes.indexOf(shape) + 1} of ${shapes.length} (${shape.id})`);
   }
   if (opts.torch && backend.kind === 'cuda') {
     const cases = shapes.map((s) => ({ op: 'postconv', id: s.id, T: s.T, Hk: s.Hk, Hv: s.Hv, Dk: 128, Dv: 128 }));
     attachTorch(report, cases, opts);
-    if (opts.vllmPath) attachVllm(report, cases, opts);
+    if (opts.vllmPath) {
+      checkpoint(report, opts, 'every shape and the PyTorch baselines');
+      attachVllm(report, cases, opts);
+    }
   }
   return report;
 }
@@ -382,7 +408,8 @@ export async function benchFused(opts: BenchOptions): Promise<BenchReport> {
   const postLabel = `postconv ${chainPost}`;
   const chainName = `${chainConv.arm} → ${chainPost}`;
   if (opts.arms && opts.arms.length) throw new RangeError(`arms: bench fused times its fixed set (fused ${fusedArms.join(', ')}; the ${chainName} chain); use --shapes to pick shapes`);
-  for (const shape of selectShapes(fusedBenchShapes(opts.quick), opts)) {
+  const shapes = selectShapes(fusedBenchShapes(opts.quick), opts);
+  for (const shape of shapes) {
     const T = shape.lengths.reduce((a, b) => a + b, 0);
     const N = shape.lengths.length;
     const dims = { Hk: shape.Hk, Hv: shape.Hv, Dk: D, Dv: D };
@@ -469,6 +496,7 @@ export async function benchFused(opts: BenchOptions): Promise<BenchReport> {
       packed.release();
       for (const t of [inputs.x, inputs.weight, inputs.convState, inputs.ALog, inputs.dtBias]) t.release();
     }
+    checkpoint(report, opts, `shape ${shapes.indexOf(shape) + 1} of ${shapes.length} (${shape.id})`);
   }
   if (opts.vllmPath && backend.kind === 'cuda') attachVllmChain(report, opts);
   return report;
@@ -588,6 +616,7 @@ export function benchMarkdown(r: BenchReport, command: string): string {
   const p = r.provenance;
   const lines: string[] = [];
   lines.push(`### ${r.op === 'conv' ? 'Causal conv' : r.op === 'postconv' ? 'Post-conv' : 'Fused conv → post-conv'} — \`${command}\``, '');
+  if (r.incomplete) lines.push(`**Incomplete**: ${r.incomplete} (the run was stopped or is still going; the rows below are what it had measured).`, '');
   if (p) {
     lines.push(`- device: ${p.device} (sm_${p.sm.replace('.', '')}, ${p.smCount} SMs, L2 ${(p.l2Bytes / 2 ** 20).toFixed(0)} MiB); driver ${p.driver || '?'}, runtime ${p.runtime || '?'}`);
     lines.push(`- clocks at start: SM ${p.smClockMhz} MHz (max ${p.maxSmClockMhz}), memory ${p.memClockMhz} MHz (max ${p.maxMemClockMhz}) [${p.clocksSource}]; at end of the first shape: SM ${p.clocksAfter.smClockMhz}, memory ${p.clocksAfter.memClockMhz} MHz`);

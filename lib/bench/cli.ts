@@ -1,12 +1,13 @@
 // `gdnlab bench conv|postconv|fused [--backend host|cuda] [--quick] [--no-torch] [--samples] [--vllm DIR] [--arms A,B] [--shapes S,T] [--json[=FILE]] [--markdown FILE]`
 // --samples keeps every timing run with its raw samples in the JSON (report.timings); --vllm DIR (or GDN_VLLM_PATH):
-// vLLM's own Triton kernels from bench/pack-vllm.sh, timed beside ours in the same invocation.
+// vLLM's own Triton kernels from bench/pack-vllm.sh, timed beside ours in the same invocation. --json=FILE and
+// --markdown FILE are rewritten after every shape, marked incomplete until the run ends (progressWriter).
 // `gdnlab bench overhead [--backend host|cuda] [--quick] [--json[=FILE]]`
 // `gdnlab bench host [--quick] [--json[=FILE]]`
 
 import * as fs from 'fs';
 import { Backend, activeBackend } from '../backend';
-import { benchConv, benchPostconv, benchFused, benchMarkdown, writeJson } from './bench';
+import { BenchReport, benchConv, benchPostconv, benchFused, benchMarkdown, writeJson } from './bench';
 import type { Args } from '../cli';
 
 /** --arms a,b / --shapes x,y as a list (undefined when absent). */
@@ -20,6 +21,21 @@ function listFlag(args: Args, name: string): string[] | undefined {
 function commandLine(op: string): string {
   const shown = process.argv.slice(4).filter((a, i, all) => !a.startsWith('--json') && !a.startsWith('--markdown') && all[i - 1] !== '--markdown');
   return ['gdnlab bench', op, ...shown].join(' ').trim();
+}
+
+/**
+ * With --json=FILE or --markdown FILE: writes each partial report there as the run goes on (after every shape and
+ * before each external baseline, marked incomplete), so a run stopped part-way (a time limit, a baseline that
+ * hangs) leaves what it measured; emit() overwrites them with the finished report.
+ */
+export function progressWriter(args: Args, command: string): ((partial: BenchReport) => void) | undefined {
+  const json = args.flags.get('json');
+  const mdFile = args.flags.get('markdown');
+  if (typeof json !== 'string' && typeof mdFile !== 'string') return undefined;
+  return (partial) => {
+    if (typeof json === 'string') writeJson(json, partial);
+    if (typeof mdFile === 'string') fs.writeFileSync(mdFile, benchMarkdown(partial, command) + '\n');
+  };
 }
 
 /** JSON to stdout (--json), or to a file (--json=FILE) with the Markdown on stdout. */
@@ -67,6 +83,7 @@ export async function benchCommand(op: 'conv' | 'postconv' | 'fused' | 'overhead
     shapes: listFlag(args, 'shapes'),
     vllmPath: typeof args.flags.get('vllm') === 'string' ? (args.flags.get('vllm') as string) : process.env.GDN_VLLM_PATH,
     log,
+    onProgress: progressWriter(args, commandLine(op)),
   };
   const report = op === 'conv' ? await benchConv(opts) : op === 'postconv' ? await benchPostconv(opts) : await benchFused(opts);
   emit(args, report, benchMarkdown(report, commandLine(op)));
