@@ -54,12 +54,12 @@ constexpr int kStreamRingBytes = kStreamRing * kStreamR * kStreamV * (int)sizeof
 
 // Shared memory of a block whose threads each keep a ring of `ring` groups of R rows of V channels, sized
 // for f32 x (the widest input), so that one figure serves every dtype combination.
-constexpr int32_t stream_ring_shared(int threads, int ring, int rows = kStreamR, int lanes = kStreamV) {
+GDN_HD constexpr int32_t stream_ring_shared(int threads, int ring, int rows = kStreamR, int lanes = kStreamV) {
   return threads * ring * rows * lanes * (int32_t)sizeof(float);
 }
 // Row groups of x of type TX that fill kStreamRingBytes: 2 for f32, 4 for bf16.
 template <class TX>
-constexpr int stream_ring_depth() {
+GDN_HD constexpr int stream_ring_depth() {
   return kStreamRingBytes / (kStreamR * (int)sizeof(TileVec<TX, kStreamV>));
 }
 
