@@ -162,6 +162,11 @@ function checkpoint(report: BenchReport, opts: BenchOptions, reached: string): v
   if (opts.onProgress) opts.onProgress(structuredClone({ ...report, incomplete: `written after ${reached}, before the run's end` }));
 }
 
+/** The checkpoint after shape i of a bench's shapes. */
+function shapeDone(report: BenchReport, opts: BenchOptions, shapes: readonly { id: string }[], i: number): void {
+  checkpoint(report, opts, `shape ${i + 1} of ${shapes.length} (${shapes[i].id})`);
+}
+
 /** The benchmark shapes opts.shapes selects (all without it); a filter matching nothing is an error. */
 export function selectShapes<S extends { id: string }>(all: S[], opts: BenchOptions): S[] {
   if (!opts.shapes || opts.shapes.length === 0) return all;
@@ -226,7 +231,7 @@ export async function benchConv(opts: BenchOptions): Promise<BenchReport> {
   const report: BenchReport = { op: 'conv', revision: revision(), provenance: null, torch: null, rows: [], copies: [], torchRows: [], stops: [], ...(opts.samples ? { timings: [] } : {}) };
   const shapes = selectShapes(convBenchShapes(opts.quick), opts);
   const timed = selectArms(convTimed(), opts);
-  for (const shape of shapes) {
+  for (const [i, shape] of shapes.entries()) {
     const T = shape.lengths.reduce((a, b) => a + b, 0);
     const K = 4;
     const qsl = [0];
@@ -262,15 +267,12 @@ export async function benchConv(opts: BenchOptions): Promise<BenchReport> {
       inputs.weight.release();
       inputs.convState.release();
     }
-    checkpoint(report, opts, `shape ${shapes.indexOf(shape) + 1} of ${shapes.length} (${shape.id})`);
+    shapeDone(report, opts, shapes, i);
   }
   if (opts.torch && backend.kind === 'cuda') {
     const cases = shapes.map((s) => ({ op: 'conv', id: s.id, C: s.C, K: 4, lengths: s.lengths, initial_state: s.initialState }));
     attachTorch(report, cases, opts);
-    if (opts.vllmPath) {
-      checkpoint(report, opts, 'every shape and the PyTorch baselines');
-      attachVllm(report, cases, opts);
-    }
+    if (opts.vllmPath) attachVllm(report, cases, opts);
   }
   return report;
 }
@@ -300,7 +302,7 @@ export async function benchPostconv(opts: BenchOptions): Promise<BenchReport> {
   const table = selectArms(arms('postconv').map((a) => ({ ...a, arm: a.name })), opts);
   const reference = referenceArm('postconv').name;
   const shapes = selectShapes(postconvBenchShapes(opts.quick), opts);
-  for (const shape of shapes) {
+  for (const [i, shape] of shapes.entries()) {
     const dims = { Hk: shape.Hk, Hv: shape.Hv, Dk: 128, Dv: 128 };
     const C = 2 * dims.Hk * dims.Dk + dims.Hv * dims.Dv;
     const packed = Tensor.random([shape.T, 2 * dims.Hv], 'bf16', { seed: 5 }).to(backend);
@@ -336,15 +338,12 @@ export async function benchPostconv(opts: BenchOptions): Promise<BenchReport> {
       inputs.ALog.release();
       inputs.dtBias.release();
     }
-    checkpoint(report, opts, `shape ${shapes.indexOf(shape) + 1} of ${shapes.length} (${shape.id})`);
+    shapeDone(report, opts, shapes, i);
   }
   if (opts.torch && backend.kind === 'cuda') {
     const cases = shapes.map((s) => ({ op: 'postconv', id: s.id, T: s.T, Hk: s.Hk, Hv: s.Hv, Dk: 128, Dv: 128 }));
     attachTorch(report, cases, opts);
-    if (opts.vllmPath) {
-      checkpoint(report, opts, 'every shape and the PyTorch baselines');
-      attachVllm(report, cases, opts);
-    }
+    if (opts.vllmPath) attachVllm(report, cases, opts);
   }
   return report;
 }
@@ -409,7 +408,7 @@ export async function benchFused(opts: BenchOptions): Promise<BenchReport> {
   const chainName = `${chainConv.arm} → ${chainPost}`;
   if (opts.arms && opts.arms.length) throw new RangeError(`arms: bench fused times its fixed set (fused ${fusedArms.join(', ')}; the ${chainName} chain); use --shapes to pick shapes`);
   const shapes = selectShapes(fusedBenchShapes(opts.quick), opts);
-  for (const shape of shapes) {
+  for (const [i, shape] of shapes.entries()) {
     const T = shape.lengths.reduce((a, b) => a + b, 0);
     const N = shape.lengths.length;
     const dims = { Hk: shape.Hk, Hv: shape.Hv, Dk: D, Dv: D };
@@ -496,7 +495,7 @@ export async function benchFused(opts: BenchOptions): Promise<BenchReport> {
       packed.release();
       for (const t of [inputs.x, inputs.weight, inputs.convState, inputs.ALog, inputs.dtBias]) t.release();
     }
-    checkpoint(report, opts, `shape ${shapes.indexOf(shape) + 1} of ${shapes.length} (${shape.id})`);
+    shapeDone(report, opts, shapes, i);
   }
   if (opts.vllmPath && backend.kind === 'cuda') attachVllmChain(report, opts);
   return report;
@@ -551,6 +550,7 @@ function attachVllmChain(report: BenchReport, opts: BenchOptions): void {
  * row is never marked correct.
  */
 function attachVllm(report: BenchReport, cases: Record<string, unknown>[], opts: BenchOptions): void {
+  checkpoint(report, opts, 'every shape and the PyTorch baselines');  // vLLM's process may not come back in time
   const script = path.join(projectRoot(), 'bench', 'vllm_reference.py');
   const python = opts.python ?? process.env.GDN_TORCH_PYTHON ?? 'python3';
   opts.log?.(`vLLM Triton kernels: ${python} ${script} --vllm-path ${opts.vllmPath} (${cases.length} shapes)`);
