@@ -29,22 +29,22 @@ function commandLine(op: string): string {
  * hangs) leaves what it measured; emit() overwrites them with the finished report.
  */
 export function progressWriter(args: Args, command: string): ((partial: BenchReport) => void) | undefined {
-  const json = args.flags.get('json');
-  const mdFile = args.flags.get('markdown');
-  if (typeof json !== 'string' && typeof mdFile !== 'string') return undefined;
-  return (partial) => {
-    if (typeof json === 'string') writeJson(json, partial);
-    if (typeof mdFile === 'string') fs.writeFileSync(mdFile, benchMarkdown(partial, command) + '\n');
-  };
+  if (typeof args.flags.get('json') !== 'string' && typeof args.flags.get('markdown') !== 'string') return undefined;
+  return (partial) => writeFiles(args, partial, benchMarkdown(partial, command));
 }
 
-/** JSON to stdout (--json), or to a file (--json=FILE) with the Markdown on stdout. */
-function emit(args: Args, report: unknown, md: string): void {
+/** The report to --json=FILE and its Markdown to --markdown FILE, where given. */
+function writeFiles(args: Args, report: unknown, md: string): void {
   const json = args.flags.get('json');
   const mdFile = args.flags.get('markdown');
   if (typeof json === 'string') writeJson(json, report);
   if (typeof mdFile === 'string') fs.writeFileSync(mdFile, md + '\n');
-  if (json === true) console.log(JSON.stringify(report, null, 2));
+}
+
+/** JSON to stdout (--json), or to a file (--json=FILE) with the Markdown on stdout. */
+function emit(args: Args, report: unknown, md: string): void {
+  writeFiles(args, report, md);
+  if (args.flags.get('json') === true) console.log(JSON.stringify(report, null, 2));
   else console.log(md);
 }
 
