@@ -29,36 +29,30 @@
 using namespace gdn;
 using conv::bf16_bits;
 
-template <int MINB, bool ROWS4, class S, bool RING>
+template <int MINB, bool ROWS4, class S>
 __global__ void __launch_bounds__(fused::kThreads, MINB) tune_kernel(const fused::Params p, int64_t gx, int64_t gy) {
-  extern __shared__ __align__(16) float smem[];
-  exec::CudaThread<false> t{gx, gy, smem};
-  fused::stream_body<bf16_bits, bf16_bits, bf16_bits, NoMutant, 0, ROWS4, S, RING>(p, t);
+  exec::CudaThread<false> t{gx, gy, nullptr};
+  fused::stream_body<bf16_bits, bf16_bits, bf16_bits, NoMutant, 0, ROWS4, S>(p, t);
 }
 
 struct Config {
   const char* name;
   void (*kernel)(const fused::Params, int64_t, int64_t);
-  size_t shared;
 };
-#define CFG(NAME, MINB, ROWS4, S, RING) {NAME, &tune_kernel<MINB, ROWS4, S, RING>, RING ? (size_t)fused::kStreamRingShared : 0}
+#define CFG(NAME, MINB, ROWS4, S) {NAME, &tune_kernel<MINB, ROWS4, S>}
 // ROWS4: q/k rows take their L2 scales 4 rows at a time (head_l2_inv_rows4) instead of one row at a time.
 // mufu: the conv arm stream-mufu's SiLU policy (Bf16ShortcutSilu: valid here, conv_dtype is bf16).
-// ring: the warp's rows through the per-thread ring of asynchronous copies, the first groups requested
-// before the taps and history (stream_body's RING; the library's arms since session 17).
 // Measured before with this file's earlier versions (tuning calls 1-3 of session 10: docs/BENCHMARKS.md,
-// "Session 10"): a warp per head slot for the whole program (4 slots per block), and a ring requested after
-// the history; both lost then, on the exact SiLU.
+// "Session 10"): a warp per head slot for the whole program (4 slots per block), and rows through a
+// per-thread ring of asynchronous copies; both lost.
 using conv::Bf16ShortcutSilu;
 using conv::TileSilu;
 const Config kConfigs[] = {
-    CFG("per-row norm, 6 blk (stream @b565c08)", 6, false, TileSilu, false),
-    CFG("stream until s16: 7 blk, rows4, no ring", 7, true, TileSilu, false),
-    CFG("stream-mufu until s16: 7 blk, rows4, mufu, no ring", 7, true, Bf16ShortcutSilu, false),
-    CFG("stream (s17): 7 blk, rows4, ring", 7, true, TileSilu, true),
-    CFG("stream-mufu (s17): 7 blk, rows4, mufu, ring", 7, true, Bf16ShortcutSilu, true),
-    CFG("6 blk, rows4, mufu, ring", 6, true, Bf16ShortcutSilu, true),
-    CFG("8 blk, rows4, mufu, ring", 8, true, Bf16ShortcutSilu, true),
+    CFG("per-row norm, 6 blk (stream @b565c08)", 6, false, TileSilu),
+    CFG("stream (library): 7 blk, rows4 norm", 7, true, TileSilu),
+    CFG("7 blk, rows4, mufu", 7, true, Bf16ShortcutSilu),
+    CFG("8 blk, rows4, mufu", 8, true, Bf16ShortcutSilu),
+    CFG("6 blk, rows4, mufu", 6, true, Bf16ShortcutSilu),
 };
 constexpr int kNumConfigs = sizeof kConfigs / sizeof kConfigs[0];
 
@@ -187,7 +181,7 @@ int main(int argc, char** argv) {
 
     auto launch = [&](const Config& c) {
       const int64_t gx = p.slots;  // one block per (head slot, program), slots fastest, as fused.cu launches
-      c.kernel<<<(unsigned)(gx * nprog), fused::kThreads, c.shared>>>(p, gx, nprog);
+      c.kernel<<<(unsigned)(gx * nprog), fused::kThreads>>>(p, gx, nprog);
     };
     auto read = [&]() {
       Outputs o;

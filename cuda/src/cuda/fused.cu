@@ -18,8 +18,7 @@ using conv::bf16_bits;
 template <class Arm, class TX, class TC, class TQ, class M, int V>
 __global__ void __launch_bounds__(Arm::spec.threads, Arm::spec.min_blocks)
     fused_kernel(const fused::Params p, int64_t gx, int64_t gy) {
-  extern __shared__ __align__(16) float gdn_smem[];
-  exec::CudaThread<false> t{gx, gy, gdn_smem};
+  exec::CudaThread<false> t{gx, gy, nullptr};
   Arm::template body<TX, TC, TQ, M, V>(p, t);
 }
 
@@ -32,7 +31,7 @@ gdn_status fused_variant(gdn_backend* b, const FusedPlan& plan, cudaStream_t str
     if (plan.variant != V) return fused_variant<Arm, TX, TC, TQ, M, V + 1>(b, plan, stream);
     const int64_t gx = plan.result.grid_x, gy = plan.result.grid_y;
     using K = KernelOf<Arm, TC, M, V>;
-    fused_kernel<typename K::arm, TX, TC, TQ, M, K::variant><<<(unsigned)(gx * gy), (unsigned)plan.result.threads_per_block, (size_t)plan.arm->shared_bytes(0), stream>>>(
+    fused_kernel<typename K::arm, TX, TC, TQ, M, K::variant><<<(unsigned)(gx * gy), (unsigned)plan.result.threads_per_block, 0, stream>>>(
         plan.params, gx, gy);
     return cuda_check_launch(b, (std::string("fused ") + plan.arm->info.name + " kernel").c_str());
   } else {

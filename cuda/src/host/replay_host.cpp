@@ -96,7 +96,6 @@ gdn_status fused_run(gdn_backend* b, const FusedPlan& plan) {
   g.grid_x = plan.result.grid_x;
   g.grid_y = plan.result.grid_y;
   g.threads = plan.result.threads_per_block;
-  g.shared_bytes = (size_t)plan.arm->shared_bytes(0);
   g.cooperative = plan.arm->cooperative();
   g.barriers = plan.arm->barriers();
   // Blocks are independent: chunk 0's thread for (sequence, channel) alone reads the old state and

@@ -20,9 +20,7 @@
 
 #include <type_traits>
 
-#include "common/arms/conv_tile.h"
 #include "common/arms/fused_common.h"
-#include "common/async_copy.h"
 
 namespace gdn {
 namespace fused {
@@ -33,15 +31,6 @@ constexpr int kStreamRows = 4;         // rows per group
 // blocks (80 registers) at T >= 8192 and 0-5% less at T = 2048 and on varlen batches; 8 blocks (64 registers)
 // spill and are slower (cuda/tests/fused_tune.cu, docs/BENCHMARKS.md "Session 10").
 constexpr int kStreamMinBlocks = 7;
-// The row ring (RING below): 128 bytes per thread, 16 KiB per block — a warp's 16 bf16 rows (4 groups) or
-// 8 f32 rows (2 groups, refilled as they are consumed).
-constexpr int kStreamRingBytes = 128;
-constexpr int32_t kStreamRingShared = kThreads * kStreamRingBytes;
-constexpr bool kStreamRing = true;  // the arms' RING (stream_body)
-template <class TX>
-GDN_HD constexpr int stream_ring_depth() {
-  return kStreamRingBytes / (kStreamRows * (int)sizeof(conv::TileVec<TX, kVec>));
-}
 
 // The tree's sum of squares of one head row (Dk = 128) when lane l holds features 4l..4l+3 (x[0..3]).
 // Feature i = 4l + e: bit 6 of i is lane bit 4, bit 5 lane bit 3, bits 4..2 lane bits 2..0, bits 1..0 e.
@@ -136,15 +125,12 @@ constexpr int kStreamWindowVariants = 3;
 GDN_HDI int stream_window_variant(const Params& p) { return p.K == 4 ? 0 : p.K < 4 ? 1 : 2; }
 
 // One thread of the arm with window variant WV, ROWS4 (q and k rows take their L2 scales 4 at a time,
-// head_l2_inv_rows4; else one row at a time, head_sumsq_lanes), the conv's SiLU policy S for whole
-// groups (conv_common.h: TileSilu; Bf16ShortcutSilu only where TC is bf16, on the GPU) and RING (the warp's
-// rows requested by asynchronous copies into a per-thread ring in shared memory before the taps, flag and
-// history are read, as the conv arm `stream` does: stream_ring_depth groups, kStreamRingShared bytes per
-// block; else each group is loaded into registers when it starts). ROWS4, S and RING decide speed, never
-// bits (the ring holds copies of x rows); cuda/tests/fused_tune.cu times them (docs/BENCHMARKS.md, "Session
-// 10", where a warp per head slot and a ring requested after the history were measured and lost, and
-// "Session 17").
-template <class TX, class TC, class TQ, class M, int WV, bool ROWS4, class S, bool RING, class Ctx>
+// head_l2_inv_rows4; else one row at a time, head_sumsq_lanes) and the conv's SiLU policy S for whole
+// groups (conv_common.h: TileSilu; Bf16ShortcutSilu only where TC is bf16, on the GPU). ROWS4 and S decide
+// speed, never bits; the arm takes ROWS4 and TileSilu, and cuda/tests/fused_tune.cu times the others
+// (docs/BENCHMARKS.md, "Session 10", where a warp per head slot and rows through a shared-memory ring were
+// measured too, in that session's tuning calls 1-3, and lost).
+template <class TX, class TC, class TQ, class M, int WV, bool ROWS4, class S, class Ctx>
 GDN_HD inline void stream_body(const Params& p, Ctx& t) {
   constexpr int W = WV == 2 ? conv::kMaxK : 4;
   constexpr int H = W - 1;
@@ -165,32 +151,6 @@ GDN_HD inline void stream_body(const Params& p, Ctx& t) {
   const TX* x = static_cast<const TX*>(p.x);
   const TX* wt = static_cast<const TX*>(p.w);
   const int64_t c0 = slot.src_col + kVec * lane;  // channels c0 .. c0 + 3
-  const TX* xp = x + tw * p.x_stride + c0;
-
-  // The ring (RING): slot (d, r) of this thread is ring[(d·R + r)·kThreads]; issue(gi) requests the warp's
-  // group gi into slot gi mod D and commits one copy group (empty past the warp's whole groups, so the
-  // counts stay even). The first D − 1 groups are requested here, before the dependent loads below.
-  using Vec = conv::TileVec<TX, kVec>;
-  constexpr int D = RING ? stream_ring_depth<TX>() : 0;
-  const unsigned groups = (unsigned)(n / R);
-  Vec* ring = RING ? static_cast<Vec*>(t.shared()) + tid : nullptr;
-  const TX* src = xp;  // the next group to copy
-  auto issue = [&](unsigned gi) {
-    if constexpr (RING) {
-      if (gi < groups) {
-        Vec* dst = ring + (gi % D) * (R * kThreads);
-        GDN_UNROLL
-        for (int r = 0; r < R; ++r) exec::async_copy<(int)sizeof(Vec)>(dst + r * kThreads, src + (int64_t)r * p.x_stride);
-        src += R * p.x_stride;
-      }
-      exec::async_commit();
-    }
-  };
-  if constexpr (RING) {
-    static_assert(D >= 2 && (D & (D - 1)) == 0, "the ring holds a power of two of at least 2 groups");
-    GDN_UNROLL
-    for (int gi = 0; gi < D - 1; ++gi) issue((unsigned)gi);
-  }
   const bool init = has_initial_state(p, s.seq);
 
   float wr[kVec][W], h[kVec][H], bias[kVec];
@@ -236,6 +196,7 @@ GDN_HD inline void stream_body(const Params& p, Ctx& t) {
   }
 
   TQ* dst = static_cast<TQ*>(slot.dst) + tw * slot.dst_row + slot.dst_col + kVec * lane;
+  const TX* xp = x + tw * p.x_stride + c0;
   const bool qk = slot.kind != kSlotV;
   const bool no_round = M::is(p, kNoRound);
   const bool seq_fold = M::is(p, kSeqFold);
@@ -279,31 +240,12 @@ GDN_HD inline void stream_body(const Params& p, Ctx& t) {
   };
 
   int k = 0;
-  if constexpr (RING) {
-    // Each step refills the slot the previous step consumed (its values are already in registers), then
-    // waits for the oldest group: D − 1 groups stay in flight while one is computed.
-    for (unsigned gi = 0; gi < groups; ++gi, k += R) {
-      issue(gi + D - 1);
-      exec::async_wait<D - 1>();
-      const Vec* sl = ring + (gi % D) * (R * kThreads);
-      float g[R][kVec];
-      GDN_UNROLL
-      for (int r = 0; r < R; ++r) {
-        const Vec v = sl[r * kThreads];
-        GDN_UNROLL
-        for (int i = 0; i < kVec; ++i) g[r][i] = v.get(i);
-      }
-      group(g);
-      xp += R * p.x_stride;
-    }
-  } else {
-    for (; k + R <= n; k += R) {
-      float g[R][kVec];
-      GDN_UNROLL
-      for (int r = 0; r < R; ++r) load4(xp + (int64_t)r * p.x_stride, g[r]);
-      group(g);
-      xp += R * p.x_stride;
-    }
+  for (; k + R <= n; k += R) {
+    float g[R][kVec];
+    GDN_UNROLL
+    for (int r = 0; r < R; ++r) load4(xp + (int64_t)r * p.x_stride, g[r]);
+    group(g);
+    xp += R * p.x_stride;
   }
   for (; k < n; ++k) {  // the last n mod 4 rows
     float v[kVec], y[kVec];
@@ -327,8 +269,7 @@ GDN_HD inline void stream_body(const Params& p, Ctx& t) {
 // The launch contract of the stream arms: one for both, since stream-mufu launches stream's kernels as its
 // twin (cuda/src/cuda/kernel_of.cuh checks that the two agree).
 constexpr ArmSpec stream_arm_spec(const char* name, const char* summary) {
-  return {name,      summary, kThreads, kStreamMinBlocks, 1, kChunk, 0, kStreamRingShared, 0, 0, 0, -1, GDN_ARM_SHUFFLE,
-          kThreadsFixed, kLayoutNone};
+  return {name, summary, kThreads, kStreamMinBlocks, 1, kChunk, 0, 0, 0, 0, 0, -1, GDN_ARM_SHUFFLE, kThreadsFixed, kLayoutNone};
 }
 
 struct ArmStream {
@@ -341,7 +282,7 @@ struct ArmStream {
 
   template <class TX, class TC, class TQ, class M, int V, class Ctx>
   GDN_HD static void body(const Params& p, Ctx& t) {
-    stream_body<TX, TC, TQ, M, V, true, conv::TileSilu, kStreamRing>(p, t);
+    stream_body<TX, TC, TQ, M, V, true, conv::TileSilu>(p, t);
   }
 };
 
@@ -378,7 +319,7 @@ struct ArmStreamMufu {
     constexpr bool kShortcut = false;  // the host computes gdn_silu: stream's instantiation, compiled once
 #endif
     stream_body<TX, TC, TQ, M, V % kStreamWindowVariants, true,
-                std::conditional_t<kShortcut, conv::Bf16ShortcutSilu, conv::TileSilu>, kStreamRing>(p, t);
+                std::conditional_t<kShortcut, conv::Bf16ShortcutSilu, conv::TileSilu>>(p, t);
   }
 };
 
