@@ -78,7 +78,9 @@ def conv_case(case, dev, vllm):
             start += n
         return {"max_excess_err": worst, "tolerance": "0.05 + 0.02 |ref| (f32 reference)", "ok": worst <= 0.05}
 
-    return run, 4 * T * C, check
+    # Its own traffic: x read, out written, the final state written and the old state read where a sequence
+    # has one, in vLLM's bf16 state (gdnlab counts its f32 state the same way: lib/ops/conv.ts convBytes).
+    return run, 4 * T * C + (N + sum(1 for i in init if i)) * C * (K - 1) * 2, check
 
 
 def postconv_case(case, dev, vllm):

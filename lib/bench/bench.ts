@@ -243,7 +243,8 @@ export async function benchConv(opts: BenchOptions): Promise<BenchReport> {
       hasInitialState: shape.initialState,
       convState: Tensor.random([shape.lengths.length, shape.C, K - 1], 'f32', { seed: 3 }).to(backend),
     };
-    const bytes = 4 * T * shape.C; // bf16 x read once, bf16 out written once
+    const nInitial = shape.initialState.filter(Boolean).length;
+    const bytes = conv.convBytes({ T, C: shape.C, K, N: shape.lengths.length, nInitial, xBytes: 2, outBytes: 2 });
     // Bits first: every timed arm/mapping against the reference arm at this shape, in this run.
     const mismatch = new Map<string, number>();
     const ref = await conv.forward(inputs, { arm: referenceArm('conv').name, mapping: 'sequence', outDtype: 'bf16', backend });
@@ -463,7 +464,7 @@ export async function benchFused(opts: BenchOptions): Promise<BenchReport> {
       for (const f of checked) if (f.mismatches) opts.log?.(`fused ${shape.id}: ${f.label} MISMATCH vs conv(scalar)→post-conv(tree): ${f.diff}`);
       if (chainMismatches) opts.log?.(`fused ${shape.id}: ${chainName} chain MISMATCH vs the reference chain: ${chainDiff}`);
       // ---- timing: every fused arm, the chain's conv and post-conv steps and a copy of the fused traffic, interleaved
-      const bytes = fused.fusedBytes(T, dims, { xBytes: 2, qkvBytes: 2, gateBytes: 2, N, K });
+      const bytes = fused.fusedBytes(T, dims, { xBytes: 2, qkvBytes: 2, gateBytes: 2, N, nInitial: shape.initialState.filter(Boolean).length, K });
       const convRan = `${convFast.contract.arm}/${convFast.contract.mapping}`;
       const mismatchOf = new Map<string, number>([[convLabel, chainMismatches], [postLabel, chainMismatches]]);
       for (const f of checked) {

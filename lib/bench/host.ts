@@ -144,7 +144,7 @@ export async function benchHost(opts: HostBenchOptions): Promise<HostReport> {
       hasInitialState: [1],
       convState: Tensor.random([1, C, K - 1], 'f32', { seed: 3 }).to(backend),
     };
-    const bytes = 4 * T * C; // x read once, out written once (bf16)
+    const bytes = conv.convBytes({ T, C, K, N: 1, nInitial: 1, xBytes: 2, outBytes: 2 });
     const ops: (NativeOp & { release(): void })[] = [];
     try {
       opts.log?.(`bench host: conv ${shape}: validating ${CONV_CORRECT.length} arms against scalar`);
@@ -226,7 +226,7 @@ export async function benchHost(opts: HostBenchOptions): Promise<HostReport> {
       dtBias: Tensor.random([dims.Hv], 'f32', { seed: 7 }).to(backend),
     };
     const fopts = { ...dims, convDtype: 'bf16' as const, qkvDtype: 'bf16' as const, backend };
-    const bytes = fused.fusedBytes(T, dims, { xBytes: 2, qkvBytes: 2, gateBytes: 2, N: 1, K });
+    const bytes = fused.fusedBytes(T, dims, { xBytes: 2, qkvBytes: 2, gateBytes: 2, N: 1, nInitial: 1, K });
     const arms = armTable('fused').filter((a) => !a.mutant).map((a) => a.name); // planted mutants are wrong on purpose
     const ops: (NativeOp & { release(): void })[] = [];
     const bitsOf = (r: fused.FusedOutputs) => [r.q, r.k, r.v, r.g, r.beta, r.convState].map((t) => t.bits());

@@ -439,6 +439,16 @@ export async function forward(inputs: ConvInputs, opts: ConvOptions = {}): Promi
   return finish(p, launchContractCodec.decode(contract));
 }
 
+/**
+ * Bytes the conv must move at least (a benchmark's copy of "the same traffic", docs/BENCHMARKS.md): x read once,
+ * out written once, the final state written (N·C·(K-1) f32) and the old state read for the sequences that
+ * have one (nInitial of them). Until session 17 the benches counted x and out only, which left out 7% of a
+ * 32-sequence varlen batch's traffic (docs/BENCHMARKS.md, "Session 17").
+ */
+export function convBytes(o: { T: number; C: number; K: number; N: number; nInitial: number; xBytes: number; outBytes: number }): number {
+  return o.T * o.C * (o.xBytes + o.outBytes) + (o.N + o.nInitial) * o.C * (o.K - 1) * 4;
+}
+
 /** The same as forward, on the calling thread (no await; for tight loops in tests and checks). */
 export function forwardSync(inputs: ConvInputs, opts: ConvOptions = {}): ConvResult {
   const p = prepare(inputs, opts, 'scratch');
