@@ -14,7 +14,7 @@
 //   3. postconv: see postconv_tune in this file.
 //
 //   nvcc -O3 -std=c++17 --fmad=false -arch=sm_90 -Xptxas -v -Icuda/include -Icuda/src -Icuda/src/common -Icuda/tests \
-//        cuda/tests/tile_tune.cu -o tile_tune && ./tile_tune [math|conv|conv2|conv3|conv5|conv6|conv7|conv8|conv9|conv10|profile9|postconv|postconv2|all] [rounds]
+//        cuda/tests/tile_tune.cu -o tile_tune && ./tile_tune [math|conv|conv2|conv3|conv5|conv6|conv7|conv8|conv9|conv10|conv11|profile9|postconv|postconv2|all] [rounds]
 #include "common/arms/conv_scalar.h"
 #include "common/arms/conv_stream.h"
 #include "common/arms/conv_tile.h"
@@ -591,6 +591,21 @@ static std::vector<ConvVariant> conv_variants10() {
   };
 }
 
+// Set 11 (session 17): set 8's question — the program length — again for the library's kernel since a5cc6a3
+// (ring of 4 bf16 groups requested first), whose short-sequence batches run 32-token programs
+// (kStreamShortBatchChunk) and miss their target (docs/BENCHMARKS.md, "Session 17").
+static std::vector<ConvVariant> conv_variants11() {
+  using conv::Bf16ShortcutSilu;
+  static std::vector<std::string> names;
+  const int chunks[] = {16, 20, 24, 28, 32, 40, 48, 64};
+  names.clear();
+  for (int c : chunks) names.push_back("mufu d4 ring first c" + std::to_string(c));
+  std::vector<ConvVariant> v;
+  for (size_t i = 0; i < names.size(); ++i)
+    v.push_back({names[i].c_str(), stream_variant<4, 4, 128, 7, Bf16ShortcutSilu, 4, true>, 128, 4, chunks[i], true, ring_smem(128, 4, 4, 4)});
+  return v;
+}
+
 static void run_conv_profile(const std::vector<ConvVariant>& v) {
   g_profile = true;
   run_conv(v, -1);
@@ -623,6 +638,7 @@ int main(int argc, char** argv) {
   }
   if (what == "conv9") run_conv(conv_variants9(), argc > 2 ? std::atoi(argv[2]) : 15);
   if (what == "conv10") run_conv(conv_variants10(), argc > 2 ? std::atoi(argv[2]) : 15);
+  if (what == "conv11") run_conv(conv_variants11(), argc > 2 ? std::atoi(argv[2]) : 15);
   if (what == "profile9") {  // one launch of each set-9 variant at 4B T = 8192 (for ncu)
     std::vector<ConvVariant> v = conv_variants9();
     run_conv_profile(v);
