@@ -16,11 +16,11 @@ echo "check conv rc=$? $((SECONDS-t0)) s" | tee -a "$OUT/session.log"; grep -E "
 t0=$SECONDS; timeout 230 node bin/gdnlab.js bench conv --backend cuda --vllm .device/vllm --arms scalar,vec/exact,stream/exact,stream-mufu/exact --json="$OUT/bench-conv.json" --markdown "$OUT/bench-conv.md" > "$OUT/bench-conv.log" 2>&1
 echo "bench conv rc=$? $((SECONDS-t0)) s" | tee -a "$OUT/session.log"
 nvidia-smi --query-gpu=clocks.sm,clocks.mem --format=csv >> "$OUT/env.log"
-left=$((500 - (SECONDS - T0)))
+left=$((390 - (SECONDS - T0)))
 t0=$SECONDS; GDN_TEST_BACKENDS=host,cuda timeout $left mocha --timeout 150000 --reporter dot dist/test/ops/conv.test.js dist/test/ops/golden.test.js dist/test/check/checks.test.js > "$OUT/tests-host-cuda.log" 2>&1
 echo "tests rc=$? $((SECONDS-t0)) s" | tee -a "$OUT/session.log"; grep -E 'passing|failing|pending' "$OUT/tests-host-cuda.log" | tee -a "$OUT/session.log"; grep -A12 ' failing' "$OUT/tests-host-cuda.log" | head -30
 for tool in memcheck racecheck synccheck; do
-  left=$((540 - (SECONDS - T0))); [ $left -lt 15 ] && { echo "sanitize $tool: skipped, $left s left" | tee -a "$OUT/session.log"; continue; }
+  left=$((455 - (SECONDS - T0))); [ $left -lt 15 ] && { echo "sanitize $tool: skipped, $left s left" | tee -a "$OUT/session.log"; continue; }
   t0=$SECONDS; GDN_TEST_BACKENDS=cuda timeout $left compute-sanitizer --tool $tool --error-exitcode 9 mocha --timeout 150000 --reporter dot dist/test/ops/conv.test.js -g "packed programs across" > "$OUT/sanitize-packed-$tool.log" 2>&1
   echo "sanitize $tool (packed tests) rc=$? $((SECONDS-t0)) s" | tee -a "$OUT/session.log"; grep -E "SUMMARY|passing|failing" "$OUT/sanitize-packed-$tool.log" | tee -a "$OUT/session.log"
 done

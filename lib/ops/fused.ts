@@ -301,9 +301,10 @@ export async function chain(inputs: FusedInputs, opts: FusedOptions): Promise<Fu
 /**
  * Bytes the fused op must move at least: x read once, a and b read, q, k, v, g, beta written, the final
  * state written (N·C·(K-1) f32) and the old state read for the nInitial sequences that have one (as
- * conv.convBytes; until session 17 every sequence's state was counted as read).
+ * conv.convBytes; default N, every sequence; the benches pass the batch's count since session 17).
  */
-export function fusedBytes(T: number, s: PostconvShape, o: { xBytes: number; qkvBytes: number; gateBytes: number; N: number; nInitial: number; K: number }): number {
+export function fusedBytes(T: number, s: PostconvShape, o: { xBytes: number; qkvBytes: number; gateBytes: number; N: number; nInitial?: number; K: number }): number {
   const C = 2 * s.Hk * s.Dk + s.Hv * s.Dv;
-  return T * (C * o.xBytes + 2 * s.Hv * o.gateBytes + C * o.qkvBytes + 2 * s.Hv * 4) + (o.N + o.nInitial) * C * (o.K - 1) * 4;
+  const nInitial = o.nInitial ?? o.N;
+  return T * (C * o.xBytes + 2 * s.Hv * o.gateBytes + C * o.qkvBytes + 2 * s.Hv * 4) + (o.N + nInitial) * C * (o.K - 1) * 4;
 }
