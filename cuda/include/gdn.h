@@ -322,18 +322,12 @@ typedef struct gdn_launch_contract {
   int32_t grid_x, grid_y, grid_z;
   int32_t shared_bytes;
   int32_t tokens_per_program; /* chunk length (exact) or 0 for whole sequences */
-  int32_t programs_packed;    /* 1: packed programs (exact mapping, batches of short sequences, arms that
-                                 declare them): program i is the pair (s, t) = (the sequence of its first
-                                 token, its first token t on the batch's token axis) and runs to the next
-                                 program's first token (the last to the batch's end), across sequence
-                                 boundaries; 0: (sequence, chunk) pairs (docs/SPEC.md §3.4) */
-  int32_t reserved[4];
+  int32_t reserved[5];
 } gdn_launch_contract;
 
 /* Pure function (no backend): the launch an arm and mapping make for these sizes.
  * query_start_loc is a host array of num_seqs+1 int32. programs_out (host, may be NULL) receives up
- * to programs_capacity pairs as 2*i, 2*i+1: (sequence, chunk), or (sequence, first token) when
- * out->programs_packed. */
+ * to programs_capacity (sequence, chunk) pairs as 2*i, 2*i+1. */
 GDN_API gdn_status gdn_conv_launch_contract(int32_t arm, int32_t mapping, int64_t C, int64_t K,
                                             const int32_t* query_start_loc, int32_t num_seqs,
                                             gdn_launch_contract* out, int32_t* programs_out,

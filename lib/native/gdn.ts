@@ -100,8 +100,7 @@ export const LaunchContractT = koffi.struct('gdn_launch_contract', {
   grid_z: 'int32_t',
   shared_bytes: 'int32_t',
   tokens_per_program: 'int32_t',
-  programs_packed: 'int32_t',
-  reserved: koffi.array('int32_t', 4),
+  reserved: koffi.array('int32_t', 5),
 });
 
 export const ConvUpdateArgsT = koffi.struct('gdn_conv_update_args', {
@@ -341,7 +340,7 @@ export interface ConvArgs {
 export interface LaunchContractStruct {
   arm_ran: number; mapping_ran: number; threads_per_block: number; channels_per_block: number;
   channel_tiles: number; programs: number; grid_x: number; grid_y: number; grid_z: number;
-  shared_bytes: number; tokens_per_program: number; programs_packed: number;
+  shared_bytes: number; tokens_per_program: number;
 }
 export interface ConvUpdateArgs {
   B: number; C: number; K: number; x_dtype: number; out_dtype: number; state_dtype: number; arm: number;

@@ -96,12 +96,6 @@ export interface LaunchContract {
   sharedBytes: number;
   /** Tokens per program (exact mappings), 0 for whole sequences. */
   tokensPerProgram: number;
-  /**
-   * Packed programs (exact mapping, batches of short sequences, the `stream` arms; docs/SPEC.md §3.4): each
-   * program covers about tokensPerProgram tokens of the batch's token axis across sequence boundaries, and
-   * programList holds (sequence of its first token, first token) pairs instead of (sequence, chunk).
-   */
-  packed: boolean;
 }
 
 export interface ConvResult {
@@ -128,13 +122,12 @@ function contractFrom(s: LaunchContractStruct): LaunchContract {
     grid: [s.grid_x, s.grid_y, s.grid_z],
     sharedBytes: s.shared_bytes,
     tokensPerProgram: s.tokens_per_program,
-    packed: s.programs_packed === 1,
   };
 }
 
 /**
  * The launch an arm and mapping make for C channels, K taps and these sequence offsets, with the
- * list of (sequence, chunk) programs — or, when `packed`, (sequence, first token) pairs. Pure: no backend, no data.
+ * list of (sequence, chunk) programs. Pure: no backend, no data.
  */
 export function launchContract(
   arm: ConvArm,

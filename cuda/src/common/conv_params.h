@@ -55,8 +55,6 @@ struct Params {
   const int32_t* programs;  // exact mappings: (sequence, chunk) pairs, program y at [2y, 2y+1]; null: one sequence, (0, y)
   int32_t silu_shortcut;    // 1: bf16 out on a GPU that may take silu_bf16_shortcut (detmath.h; the
                             // backend's flag, compute capability 9.0 only); 0 on the host
-  int32_t packed_programs;  // > 0: the number of packed programs, program y = (sequence of its first token,
-                            // first token) at [2y, 2y+1] (gdn_launch_contract::programs_packed); 0: none
 };
 
 // ----------------------------------------------------------------- loads and stores

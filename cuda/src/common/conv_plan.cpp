@@ -58,32 +58,9 @@ gdn_status load_query_start_loc(gdn_backend* b, const int32_t* host, gdn_addr de
   return check_qsl(b, qsl->data(), (int32_t)N, T, "args.query_start_loc");
 }
 
-// Packed programs (docs/SPEC.md §3.4): the batch's token axis cut every `tokens` tokens, each cut that would
-// fall inside the first K-1 tokens of a sequence moved back to that sequence's start. A program then never
-// needs the old state of a sequence it did not start (its history rows are that sequence's rows), so the
-// program holding a sequence's first token is the only reader of its old state and writes its final state
-// (no #305 shape). Pairs (sequence of the first token, first token); the last program runs to the batch end.
-static std::vector<int32_t> packed_programs(const int32_t* qsl, int32_t num_seqs, int32_t tokens, int32_t K) {
-  std::vector<int32_t> list;
-  const int64_t T = qsl[num_seqs];
-  int32_t s = 0;  // the sequence holding token t (non-empty: qsl[s] <= t < qsl[s + 1])
-  for (int64_t t = qsl[0]; t < T;) {
-    while (qsl[s + 1] <= t) ++s;
-    list.push_back(s);
-    list.push_back((int32_t)t);
-    int64_t cut = t + tokens;
-    if (cut >= T) break;
-    int32_t u = s;
-    while (qsl[u + 1] <= cut) ++u;
-    if (cut - qsl[u] > 0 && cut - qsl[u] < K - 1) cut = qsl[u];  // > t: t is a start or >= K-1 into its sequence
-    t = cut;
-  }
-  return list;
-}
-
 gdn_status conv_contract(gdn_backend* b, int32_t arm, int32_t mapping, int64_t C, int64_t K, const int32_t* qsl,
                          int32_t num_seqs, bool vec_ok, gdn_launch_contract* ct, std::vector<int32_t>* programs,
-                         registry::EntryRef* ran, bool planted) {
+                         registry::EntryRef* ran) {
   if (!registry::get(registry::kConv, arm))
     return fail(b, GDN_ERR_INVALID_ARGUMENT, "arm: must be a conv arm id (%s), got %d",
                 registry::id_list(registry::kConv).c_str(), (int)arm);
@@ -128,20 +105,13 @@ gdn_status conv_contract(gdn_backend* b, int32_t arm, int32_t mapping, int64_t C
     // the declared length (the #305 lessons use it).
     int32_t chunk = info.tokens_per_program;
     const int64_t batch_tokens = qsl[num_seqs] - qsl[0];
-    const bool short_batch = mapping == GDN_MAP_EXACT && batch_tokens < 2 * (int64_t)chunk * num_seqs;
-    if (e->short_batch_tokens_per_program > 0 && short_batch) chunk = e->short_batch_tokens_per_program;
+    if (e->short_batch_tokens_per_program > 0 && mapping == GDN_MAP_EXACT &&
+        batch_tokens < 2 * (int64_t)chunk * num_seqs)
+      chunk = e->short_batch_tokens_per_program;
     ct->tokens_per_program = chunk;
     n_programs = 0;
-    if (e->packed_tokens_per_program > 0 && short_batch && !planted && num_seqs > 1 && batch_tokens > 0) {
-      std::vector<int32_t> list = packed_programs(qsl, num_seqs, e->packed_tokens_per_program, (int32_t)K);
-      ct->tokens_per_program = e->packed_tokens_per_program;
-      ct->programs_packed = 1;
-      n_programs = (int64_t)list.size() / 2;
-      if (programs) *programs = std::move(list);
-    } else {
-      for (int32_t s = 0; s < num_seqs; ++s) n_programs += ceil_div(qsl[s + 1] - qsl[s], chunk);
-    }
-    if (programs && !ct->programs_packed) {
+    for (int32_t s = 0; s < num_seqs; ++s) n_programs += ceil_div(qsl[s + 1] - qsl[s], chunk);
+    if (programs) {
       programs->reserve((size_t)n_programs * 2);
       for (int32_t s = 0; s < num_seqs; ++s) {
         const int64_t n = ceil_div(qsl[s + 1] - qsl[s], chunk);
@@ -302,7 +272,7 @@ gdn_status conv_plan(gdn_backend* b, const gdn_conv_args* a, ConvPlan* plan) {
   // ---- contract
   const bool vec_ok = C % conv::kVecLanes == 0 && a->x_row_stride % conv::kVecLanes == 0 && align_x == 0 && align_out == 0;
   st = conv_contract(b, a->arm, a->mapping, C, K, qsl.data(), (int32_t)N, vec_ok, &plan->contract, &plan->programs,
-                     &plan->arm, a->mutant != GDN_CONV_MUTANT_NONE);
+                     &plan->arm);
   if (st != GDN_OK) return st;
   const gdn_launch_contract& ct = plan->contract;
   const char* arm_name = plan->arm->info.name;
@@ -351,7 +321,6 @@ gdn_status conv_plan(gdn_backend* b, const gdn_conv_args* a, ConvPlan* plan) {
     p.qsl = nullptr;
   }
   p.silu_shortcut = b->silu_shortcut && a->out_dtype == GDN_BF16 ? 1 : 0;  // arms that offer it: stream-mufu
-  p.packed_programs = ct.programs_packed ? ct.programs : 0;
   plan->combo = 2 * (a->x_dtype == GDN_BF16) + (a->out_dtype == GDN_BF16);
   plan->build = a->mutant != GDN_CONV_MUTANT_NONE ? 1 : 0;
   plan->variant = plan->arm->variant_for(&p);

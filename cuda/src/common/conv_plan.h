@@ -16,12 +16,10 @@ namespace gdn {
 
 // The launch an arm and mapping make (pure: no backend, no buffers). vec_ok says whether
 // GDN_ARM_REQ_VEC8 holds (C and x_row_stride multiples of 8, 16-byte aligned x and out). programs
-// receives the (sequence, chunk) pairs of the exact mappings, or the (sequence, first token) pairs of packed
-// programs (contract->programs_packed); ran (may be null) the entry that runs. planted: the planted-mutant
-// build, which never packs (its mutants are defined on (sequence, chunk) programs).
+// receives the (sequence, chunk) pairs of the exact mappings; ran (may be null) the entry that runs.
 gdn_status conv_contract(gdn_backend* backend, int32_t arm, int32_t mapping, int64_t C, int64_t K,
                          const int32_t* qsl, int32_t num_seqs, bool vec_ok, gdn_launch_contract* contract,
-                         std::vector<int32_t>* programs, registry::EntryRef* ran, bool planted = false);
+                         std::vector<int32_t>* programs, registry::EntryRef* ran);
 
 // A validated, planned prefill conv.
 struct ConvPlan {

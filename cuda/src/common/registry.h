@@ -28,7 +28,7 @@ bool family_of_op(int32_t op, Family* family);
 const char* family_name(Family family);  // "conv", "conv update", "post-conv", "fused"
 
 constexpr int kMaxCombos = 8;    // dtype combinations of a family (post-conv: 2 x 2 x 2)
-constexpr int kMaxVariants = 12;  // compile-time variants of one arm (stream-mufu: 3 windows x packed x shortcut)
+constexpr int kMaxVariants = 6;  // compile-time variants of one arm
 constexpr int kBuilds = 2;       // 0: production, 1: planted mutants (conv only)
 
 struct Entry;
@@ -44,7 +44,6 @@ struct Entry {
   gdn_arm_info info{};
   int32_t threads_rule = kThreadsFixed;
   int32_t short_batch_tokens_per_program = 0;  // ArmSpec's (built-in conv arms; 0 for the rest)
-  int32_t packed_tokens_per_program = 0;       // ArmSpec's (built-in conv arms; 0 for the rest)
   int32_t variants = 1;
   int (*variant)(const void* params) = nullptr;  // which compile-time variant runs (null: 0)
   // Host: per-thread body for [dtype combo][build][variant] (null: not built).

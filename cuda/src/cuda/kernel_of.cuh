@@ -1,7 +1,7 @@
 // kernel_of.cuh — which compiled kernel a CUDA launch of (arm, dtypes, build, variant) uses.
 //
 // Most arms own every kernel of their variants. An arm that is another arm plus one change confined to
-// some variants (the conv arm stream-mufu: `stream` plus the SiLU shortcut in variants 6..11, for a bf16
+// some variants (the conv arm stream-mufu: `stream` plus the SiLU shortcut in variants 3..5, for a bf16
 // result only, never in the planted build) names that arm as its Twin and says which of its kernels are
 // its own:
 //   using Twin = ArmStream;

@@ -25,7 +25,6 @@ Entry arm_entry(int32_t op, int32_t id) {
   info_from_spec(Arm::spec, op, id, &e.info);
   e.threads_rule = Arm::spec.threads_rule;
   e.short_batch_tokens_per_program = Arm::spec.short_batch_tokens_per_program;
-  e.packed_tokens_per_program = Arm::spec.packed_tokens_per_program;
   e.variants = Arm::kVariants;
   e.variant = &arm_variant<Params, Arm>;
   return e;

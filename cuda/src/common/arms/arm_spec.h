@@ -66,11 +66,6 @@ struct ArmSpec {
   // than 2 x tokens_per_program tokens (conv_plan.cpp); 0: tokens_per_program always. The exact
   // mapping's bits do not depend on the program length (docs/SPEC.md §3.4), only its speed does.
   int32_t short_batch_tokens_per_program = 0;
-  // conv, exact mapping, batches of short sequences (as above): > 0 when the arm runs packed programs there —
-  // programs of about this many tokens of the batch's token axis that cross sequence boundaries
-  // (docs/SPEC.md §3.4, conv_plan.cpp packed_programs). The production build only: the planted build keeps
-  // (sequence, chunk) programs, where the mutants are defined.
-  int32_t packed_tokens_per_program = 0;
 };
 
 // Characters of a text before its NUL, at compile time: a built-in arm's name and description must fit the ABI's

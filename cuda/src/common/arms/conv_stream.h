@@ -49,7 +49,6 @@ constexpr int kStreamMinBlocks = 7;
 constexpr int kStreamChannels = kStreamV * kStreamThreads;
 constexpr int kStreamChunk = 64;   // tokens per exact-mapping program
 constexpr int kStreamShortBatchChunk = 32;  // ... on batches of short sequences (ArmSpec, conv_plan.cpp)
-constexpr int kStreamPackedChunk = 64;      // ... there, as packed programs (stream_thread_packed)
 constexpr int kStreamRing = 2;     // row groups of f32 x in each thread's ring (async_copy.h)
 constexpr int kStreamRingBytes = kStreamRing * kStreamR * kStreamV * (int)sizeof(float);  // per thread
 
@@ -220,155 +219,19 @@ GDN_HD inline void stream_thread(const Params& p, int64_t bx, int64_t by, int ti
   lane.write_state(p, s, c0, kMut && mutant == kStateFromOutput);
 }
 
-// One thread of a packed program (Params::packed_programs > 0; docs/SPEC.md §3.4): rows [t0, t1) of the
-// batch's token axis, which may hold the end of one sequence, whole short sequences and the start of another.
-// The ring runs over the program's rows as in stream_thread (x rows are contiguous across sequences); the
-// window restarts at each sequence start (old state or zeros), and a row group that holds a sequence start is
-// computed row by row. The program that holds a sequence's first token writes its final state (the planner
-// never cuts a sequence within its first K-1 tokens, so no other program reads that sequence's old state).
-// Production build only (the planted build runs (sequence, chunk) programs); no mutant is read here.
-template <class TX, class TO, int W, int KF, int V, int R, int THREADS, class S, int D>
-GDN_HD inline void stream_thread_packed(const Params& p, int64_t bx, int64_t by, int tid, void* smem) {
-  constexpr int H = W - 1;
-  static_assert(D >= 2 && (D & (D - 1)) == 0, "the ring holds a power of two of at least 2 groups");
-  const int64_t c0 = (bx * THREADS + tid) * V;
-  if (c0 >= p.C) return;  // C is a multiple of V: a vector is all in or all out
-  const int K = KF > 0 ? KF : p.K;
-  const int64_t t0 = p.programs[2 * by + 1];
-  const int64_t t1 = by + 1 < p.packed_programs ? (int64_t)p.programs[2 * by + 3] : offset_word(p, p.N);
-  const int n = (int)(t1 - t0);
-  const TX* x = static_cast<const TX*>(p.x);
-  TO* out = static_cast<TO*>(p.out);
-  const int64_t xs = p.x_stride, os = p.C;
-
-  using Vec = TileVec<TX, V>;
-  Vec* ring = static_cast<Vec*>(smem) + tid;
-  const unsigned groups = (unsigned)(n / R);
-  const TX* src = x + t0 * xs + c0;
-  auto issue = [&](unsigned gi) {
-    if (gi < groups) {
-      Vec* dst = ring + (gi % D) * (R * THREADS);
-      GDN_UNROLL
-      for (int r = 0; r < R; ++r) exec::async_copy<(int)sizeof(Vec)>(dst + r * THREADS, src + (int64_t)r * xs);
-      src += R * xs;
-    }
-    exec::async_commit();
-  };
-  GDN_UNROLL
-  for (int gi = 0; gi < D - 1; ++gi) issue((unsigned)gi);
-  unsigned stepped = 0;  // ring groups made available so far (in order)
-  auto step = [&]() {
-    issue(stepped + D - 1);
-    exec::async_wait<D - 1>();
-    ++stepped;
-  };
-
-  TileLane<TX, W, V> lane;
-  lane.load_taps(p, c0, false);
-  float h[V][H];
-  // The segment of sequence `seq` in this program: rows [s.t0, s.t1).
-  Span s;
-  s.seq = p.programs[2 * by];
-  auto begin = [&](int64_t from) {
-    s.start = offset_word(p, s.seq);
-    s.end = offset_word(p, s.seq + 1);
-    s.t0 = from;
-    s.t1 = s.t1c = s.end < t1 ? s.end : t1;
-    s.first = from == s.start;
-    s.writes_state = s.first && s.end > s.start;
-    lane.load_history(p, s, c0, s.first && has_initial_state(p, s.seq));
-    GDN_UNROLL
-    for (int i = 0; i < V; ++i)
-      GDN_UNROLL
-      for (int j = 0; j < H; ++j) h[i][j] = lane.win[i][j + 1];
-  };
-  auto finish = [&]() {
-    if (!s.writes_state) return;
-    GDN_UNROLL
-    for (int i = 0; i < V; ++i)
-      GDN_UNROLL
-      for (int j = 0; j < H; ++j) lane.win[i][j + 1] = h[i][j];
-    lane.write_state(p, s, c0, false);
-  };
-  begin(t0);
-
-  int k = 0;
-  while (k < n) {
-    if (t0 + k == s.t1) {  // the segment is done: the next non-empty sequence starts here
-      finish();
-      do ++s.seq; while (offset_word(p, s.seq + 1) <= t0 + k);
-      begin(t0 + k);
-    }
-    const int64_t seg_left = s.t1 - (t0 + k);
-    if (k % R == 0 && seg_left >= R && (unsigned)(k / R) < groups) {
-      step();
-      const Vec* sl = ring + ((unsigned)(k / R) % D) * (R * THREADS);
-      float xv[R][V], acc[R][V];
-      GDN_UNROLL
-      for (int r = 0; r < R; ++r) {
-        const Vec v = sl[r * THREADS];
-        GDN_UNROLL
-        for (int i = 0; i < V; ++i) xv[r][i] = v.get(i);
-      }
-      const bool fast = window_group<S, W, R, V>(h, xv, lane.wr, lane.b, K, acc);
-      silu_group<S>(acc, fast);
-      GDN_UNROLL
-      for (int r = 0; r < R; ++r) tile_store<V>(out + (t0 + k + r) * os + c0, acc[r]);
-      k += R;
-      continue;
-    }
-    // One row (a group that holds a sequence start, or the rows past the whole groups).
-    Vec v;
-    if ((unsigned)(k / R) < groups) {
-      if (k % R == 0) step();
-      v = ring[((unsigned)(k / R) % D) * (R * THREADS) + (k % R) * THREADS];
-    } else {
-      v.load(x + (t0 + k) * xs + c0);
-    }
-    float acc[V];
-    bool fast = true;
-    GDN_UNROLL
-    for (int i = 0; i < V; ++i) {
-      float w_in[W];
-      GDN_UNROLL
-      for (int j = 0; j < H; ++j) w_in[j] = h[i][j];
-      w_in[W - 1] = v.get(i);
-      acc[i] = apply_taps<W>(lane.wr[i], w_in, K, lane.b[i]);
-      fast = fast & S::fast_range(acc[i]);
-      GDN_UNROLL
-      for (int j = 0; j < H; ++j) h[i][j] = w_in[j + 1];
-    }
-    float y[V];
-    GDN_UNROLL
-    for (int i = 0; i < V; ++i) y[i] = fast ? S::fast(acc[i]) : S::any(acc[i]);
-    tile_store<V>(out + (t0 + k) * os + c0, y);
-    ++k;
-  }
-  finish();
-}
-
-// The stream arms' variants with SiLU policy S: window 0: K = 4 fixed (Qwen3.5's kernel); 1: K < 4 in a
-// 4-slot window; 2: K > 4 in kMaxK slots; plus kStreamWindowVariants for packed programs (stream_thread_packed),
-// a kernel of its own so that its extra bookkeeping (it spilled at the 72-register cap inside one kernel with
-// the (sequence, chunk) body) costs the other launches nothing. The planted build never packs.
+// The stream arms' window variants with SiLU policy S: 0: K = 4 fixed (Qwen3.5's kernel); 1: K < 4 in a
+// 4-slot window; 2: K > 4 in kMaxK slots.
 constexpr int kStreamWindowVariants = 3;
-constexpr int kStreamVariants = 2 * kStreamWindowVariants;
 GDN_HD inline int stream_window_variant(const Params& p) { return p.K == 4 ? 0 : p.K < 4 ? 1 : 2; }
-GDN_HD inline int stream_variant(const Params& p) {
-  return stream_window_variant(p) + (p.packed_programs > 0 ? kStreamWindowVariants : 0);
-}
-template <class TX, class TO, class M, int V, class S, class Ctx>
-GDN_HD inline void stream_body(const Params& p, Ctx& t) {
+template <class TX, class TO, class M, int WV, class S, class Ctx>
+GDN_HD inline void stream_window_body(const Params& p, Ctx& t) {
   // The ring a thread fills must fit the shared memory the arm declares (ArmSpec below), for every dtype.
   static_assert(stream_ring_depth<TX>() * kStreamR * kStreamThreads * (int)sizeof(TileVec<TX, kStreamV>) <=
                     stream_ring_shared(kStreamThreads, kStreamRing),
                 "the stream ring outgrows the arm's shared memory");
-  constexpr int WV = V % kStreamWindowVariants;
-  constexpr int W = WV == 2 ? kMaxK : 4, KF = WV == 0 ? 4 : 0;
-  if constexpr (V >= kStreamWindowVariants && !M::kPlanted)
-    stream_thread_packed<TX, TO, W, KF, kStreamV, kStreamR, kStreamThreads, S, stream_ring_depth<TX>()>(p, t.bx(), t.by(), t.tid(), t.shared());
-  else
-    stream_thread<TX, TO, M, W, KF, kStreamV, kStreamR, kStreamThreads, S>(p, t.bx(), t.by(), t.tid(), t.shared());
+  if constexpr (WV == 0) stream_thread<TX, TO, M, 4, 4, kStreamV, kStreamR, kStreamThreads, S>(p, t.bx(), t.by(), t.tid(), t.shared());
+  else if constexpr (WV == 1) stream_thread<TX, TO, M, 4, 0, kStreamV, kStreamR, kStreamThreads, S>(p, t.bx(), t.by(), t.tid(), t.shared());
+  else stream_thread<TX, TO, M, kMaxK, 0, kStreamV, kStreamR, kStreamThreads, S>(p, t.bx(), t.by(), t.tid(), t.shared());
 }
 
 struct ArmStream {
@@ -376,13 +239,13 @@ struct ArmStream {
       "stream", "tile's lanes, rows in groups of 4 with a constant-indexed window and one SiLU range test per group; 32-token programs on short-sequence batches",
       kStreamThreads, kStreamMinBlocks, kStreamChannels, kStreamChunk, kAllMappings,
       stream_ring_shared(kStreamThreads, kStreamRing), 0, 0, GDN_ARM_REQ_VEC8,
-      GDN_CONV_REG, 0, kThreadsFixed, kLayoutNone, kStreamShortBatchChunk, kStreamPackedChunk};
-  static constexpr int kVariants = kStreamVariants;  // stream_variant
-  static int variant(const Params& p) { return stream_variant(p); }
+      GDN_CONV_REG, 0, kThreadsFixed, kLayoutNone, kStreamShortBatchChunk};
+  static constexpr int kVariants = kStreamWindowVariants;  // stream_window_variant
+  static int variant(const Params& p) { return stream_window_variant(p); }
 
   template <class TX, class TO, class M, int V, class Ctx>
   GDN_HD static void body(const Params& p, Ctx& t) {
-    stream_body<TX, TO, M, V, TileSilu>(p, t);
+    stream_window_body<TX, TO, M, V, TileSilu>(p, t);
   }
 };
 
