@@ -223,6 +223,18 @@ export class Backend {
     return { liveBuffers: Number(n[0]), liveBytes: Number(b[0]) };
   }
 
+  /**
+   * Host backend: the wall time in µs of the last kernel replay (the kernel inside the last op call), so that an
+   * op's cost beyond its kernel can be taken call by call (gdn_last_kernel_ns). null on CUDA, whose kernels run
+   * asynchronously (time them with timeOps).
+   */
+  lastKernelUs(): number | null {
+    if (this.kind !== 'host') return null;
+    const ns = [0];
+    this.check(this.lib.lastKernelNs(this.native, ns) as number, 'last kernel time');
+    return Number(ns[0]) / 1000;
+  }
+
   /** The buffer cache behind alloc/free (gdn.h, gdn_buffer_cache_info): what it holds and how often it missed. */
   cacheStats(): BufferCacheStats {
     const out: Record<string, unknown>[] = [{}];

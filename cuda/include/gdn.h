@@ -36,7 +36,7 @@ extern "C" {
 #define GDN_API __attribute__((visibility("default")))
 #endif
 
-#define GDN_ABI_VERSION 7
+#define GDN_ABI_VERSION 8
 /* The arithmetic version of the deterministic functions every arm computes with (docs/SPEC.md §9.1). */
 #define GDN_ARITH_VERSION 2
 
@@ -242,6 +242,12 @@ GDN_API gdn_status gdn_buffers_alloc_filled(gdn_backend* backend, uint32_t n, co
 GDN_API gdn_status gdn_buffers_free(gdn_backend* backend, uint32_t n, const gdn_addr* buffers);
 /* Live buffers and their total size (leak checks). Blocks held by the buffer cache are not live. */
 GDN_API gdn_status gdn_buffer_stats(gdn_backend* backend, int64_t* live_count, uint64_t* live_bytes);
+
+/* Host backend: the wall time in nanoseconds of the last kernel replay on this backend (the kernel inside the
+ * last op call; 0 before any), so that a caller can take an op's cost beyond its kernel call by call (gdnlab
+ * bench overhead). CUDA backend: GDN_ERR_UNSUPPORTED — its kernels run asynchronously; time them with
+ * gdn_time_ops. Added in ABI 8. */
+GDN_API gdn_status gdn_last_kernel_ns(gdn_backend* backend, uint64_t* ns);
 
 /* Buffers come from a caching allocator: memory is taken from the backend in segments (cudaMalloc,
  * or anonymous pages on the host), split into blocks, and a freed block is kept for reuse instead of

@@ -13,7 +13,7 @@ import { structEncoder, structDecoder } from './struct-codec';
 /** A bound native function (sync call, or .async with a node-style callback). */
 export type Fn = ((...args: unknown[]) => unknown) & { async: (...args: unknown[]) => void };
 
-export const ABI_VERSION = 7;
+export const ABI_VERSION = 8;
 
 export { projectRoot } from '../paths';
 import { projectRoot } from '../paths';
@@ -400,6 +400,7 @@ export interface GdnLib {
   buffersAllocFilled: Fn;
   buffersFree: Fn;
   bufferStats: Fn;
+  lastKernelNs: Fn;
   synchronize: Fn;
   convLaunchContract: Fn;
   convForward: Fn;
@@ -484,6 +485,7 @@ function bind(lib: LibraryHandle, libPath: string): GdnLib {
     buffersAllocFilled: lib.func('gdn_buffers_alloc_filled', st, [gdn_backend_ptr, 'uint32_t', 'void*', 'void*', 'void*']),
     buffersFree: lib.func('gdn_buffers_free', st, [gdn_backend_ptr, 'uint32_t', 'void*']),
     bufferStats: lib.func('gdn_buffer_stats', st, [gdn_backend_ptr, koffi.out(koffi.pointer('int64_t')), koffi.out(koffi.pointer('uint64_t'))]),
+    lastKernelNs: lib.func('gdn_last_kernel_ns', st, [gdn_backend_ptr, koffi.out(koffi.pointer('uint64_t'))]),
     synchronize: lib.func('gdn_synchronize', st, [gdn_backend_ptr]),
     convLaunchContract: lib.func('gdn_conv_launch_contract', st, [
       'int32_t', 'int32_t', 'int64_t', 'int64_t', 'const int32_t*', 'int32_t',

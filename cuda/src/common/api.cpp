@@ -478,6 +478,19 @@ GDN_API gdn_status gdn_buffer_stats(gdn_backend* b, int64_t* live_count, uint64_
   return GDN_OK;
 }
 
+GDN_API gdn_status gdn_last_kernel_ns(gdn_backend* b, uint64_t* ns) {
+  clear_error();
+  gdn_status st = check_backend(b);
+  if (st != GDN_OK) return st;
+  if (ns == nullptr) return fail(b, GDN_ERR_INVALID_ARGUMENT, "ns: is required");
+  if (b->kind != GDN_BACKEND_HOST)
+    return fail(b, GDN_ERR_UNSUPPORTED,
+                "last kernel time: the CUDA backend's kernels run asynchronously; time them with gdn_time_ops");
+  std::lock_guard<std::mutex> lock(b->exec_mu);
+  *ns = b->last_kernel_ns;
+  return GDN_OK;
+}
+
 GDN_API gdn_status gdn_buffer_cache_stats(gdn_backend* b, gdn_buffer_cache_info* out) {
   clear_error();
   gdn_status st = check_backend(b);

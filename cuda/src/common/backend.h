@@ -40,6 +40,8 @@ struct gdn_backend {
   // The GPU may take silu_bf16_shortcut (common/detmath.h): set by the CUDA backend on compute
   // capability 9.0 only; false on the host.
   bool silu_shortcut = false;
+  // Host backend: the wall time of the last kernel replay (replay_host.cpp; gdn_last_kernel_ns).
+  uint64_t last_kernel_ns = 0;
 };
 
 namespace gdn {

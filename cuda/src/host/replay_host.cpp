@@ -8,6 +8,7 @@
 #include "common/exec.h"
 #include "host/thread_pool.h"
 
+#include <chrono>
 #include <cinttypes>
 
 namespace gdn {
@@ -24,7 +25,9 @@ gdn_status replay(gdn_backend* b, registry::Family family, const registry::Entry
     return fail(b, GDN_ERR_UNSUPPORTED, "%s arm %s: no host build for dtype combination %d%s (variant %d)",
                 registry::family_name(family), e.info.name, combo, build ? " with planted mutants" : "", variant);
   int64_t block = -1;
+  const auto t0 = std::chrono::steady_clock::now();
   const int32_t fault = exec::run_host_grid(grid, fn, params, &block);
+  b->last_kernel_ns = (uint64_t)std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
   if (fault != exec::kFaultNone)
     return fail(b, GDN_ERR_ARM_FAULT, "%s arm %s: block %" PRId64 ": %s", registry::family_name(family), e.info.name,
                 block, exec::host_fault_text(fault));
