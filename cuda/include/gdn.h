@@ -243,10 +243,10 @@ GDN_API gdn_status gdn_buffers_free(gdn_backend* backend, uint32_t n, const gdn_
 /* Live buffers and their total size (leak checks). Blocks held by the buffer cache are not live. */
 GDN_API gdn_status gdn_buffer_stats(gdn_backend* backend, int64_t* live_count, uint64_t* live_bytes);
 
-/* Host backend: the wall time in nanoseconds of the last kernel replay on this backend (the kernel inside the
- * last op call; 0 before any), so that a caller can take an op's cost beyond its kernel call by call (gdnlab
- * bench overhead). CUDA backend: GDN_ERR_UNSUPPORTED — its kernels run asynchronously; time them with
- * gdn_time_ops. Added in ABI 8. */
+/* Host backend: the wall time in nanoseconds of the kernel replayed by the last op call (or gdn_time_ops run) on
+ * this backend; 0 when that call replayed none here (refused, matmul, an arm run in the user-arm worker) or before
+ * any call. So that a caller can take an op's cost beyond its kernel call by call (gdnlab bench overhead). CUDA
+ * backend: GDN_ERR_UNSUPPORTED — its kernels run asynchronously; time them with gdn_time_ops. Added in ABI 8. */
 GDN_API gdn_status gdn_last_kernel_ns(gdn_backend* backend, uint64_t* ns);
 
 /* Buffers come from a caching allocator: memory is taken from the backend in segments (cudaMalloc,

@@ -77,8 +77,9 @@ export interface OverheadOptions {
 }
 
 /**
- * Times a case: batches that alternate gdn_time_ops rounds of the planned op with the same number
- * of timed TypeScript calls, so that load on a shared machine shifts both alike; µs per sample.
+ * Times a case, µs per sample. CUDA: batches that alternate gdn_time_ops rounds of the planned op with the same
+ * number of timed TypeScript calls, so that load on a shared machine shifts both alike. Host: each call's wall
+ * time and the time of the kernel replayed inside it (gdn_last_kernel_ns), and their difference per call.
  */
 async function sampleCase(backend: Backend, c: OverheadCase, n: number): Promise<{ kernel: number[]; wall: number[]; over?: number[] }> {
   const batches = 10;
@@ -96,6 +97,7 @@ async function sampleCase(backend: Backend, c: OverheadCase, n: number): Promise
       if (r) await r;
       const w = (performance.now() - t0) * 1000;
       const k = backend.lastKernelUs() ?? Number.NaN;
+      if (!(k > 0)) throw new Error(`bench overhead: ${c.op} (${c.variant}) ran no host kernel in its call (gdn_last_kernel_ns = ${k}); it cannot be timed call by call`);
       wall.push(w);
       kernel.push(k);
       over.push(w - k);

@@ -4,7 +4,7 @@
 
 import { strict as assert } from 'assert';
 import { Backend } from '../../lib/backend';
-import { benchConv, convBenchShapes } from '../../lib/bench/bench';
+import { benchConv, benchFused, convBenchShapes, fusedBenchShapes } from '../../lib/bench/bench';
 import { convBytes } from '../../lib/ops/conv';
 import { fusedBytes } from '../../lib/ops/fused';
 
@@ -42,6 +42,26 @@ describe('bench: the bytes a copy of the same traffic moves', function () {
       assert.ok(row.bytes > 4 * T * shape.C, `${row.bytes} B must exceed x + out (${4 * T * shape.C} B)`);
       assert.equal(report.copies.length, 1);
       assert.ok(Math.abs(report.copies[0].gbps * report.copies[0].medianUs * 1e3 - row.bytes) < 1, 'the copy moved the same bytes');
+    } finally {
+      backend.close();
+    }
+  });
+
+  it('bench fused on a varlen batch counts the old state of the sequences that have one only', async () => {
+    const backend = Backend.open('host');
+    try {
+      const timing = { warmupMs: 5, minSamples: 3, minTimeMs: 1, maxTimeMs: 50 };
+      const report = await benchFused({ backend, quick: true, torch: false, shapes: ['varlen'], timing });
+      const row = report.rows.find((r) => r.arm === 'fused stream');
+      assert.ok(row, `rows: ${report.rows.map((r) => `${r.shape} ${r.arm}`).join(', ')}`);
+      const shape = fusedBenchShapes(true).find((x) => x.id === row.shape);
+      assert.ok(shape, row.shape);
+      const T = shape.lengths.reduce((a, b) => a + b, 0);
+      const N = shape.lengths.length;
+      const nInitial = shape.initialState.filter(Boolean).length;
+      assert.ok(nInitial > 0 && nInitial < N);
+      const dims = { Hk: shape.Hk, Hv: shape.Hv, Dk: 128, Dv: 128 };
+      assert.equal(row.bytes, fusedBytes(T, dims, { xBytes: 2, qkvBytes: 2, gateBytes: 2, N, nInitial, K: 4 }));
     } finally {
       backend.close();
     }

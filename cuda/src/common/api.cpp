@@ -75,6 +75,17 @@ gdn_status backend_call(gdn_backend* b, const char* fn, F body) {
   });
 }
 
+// Entry of an op call (and of gdn_time_ops): as backend_call, and the host's last kernel time starts at 0, so that
+// gdn_last_kernel_ns never reports an earlier call's kernel for a call that ran none (a refused call, matmul, an arm
+// replayed in the user-arm worker).
+template <class F>
+gdn_status op_call(gdn_backend* b, const char* fn, F body) {
+  return backend_call(b, fn, [&]() -> gdn_status {
+    b->last_kernel_ns.store(0, std::memory_order_relaxed);
+    return body();
+  });
+}
+
 gdn_status synchronize_backend(gdn_backend* b) {
 #if GDN_HAVE_CUDA
   if (backend_is_cuda(b)) return cuda::synchronize(b);
@@ -486,8 +497,7 @@ GDN_API gdn_status gdn_last_kernel_ns(gdn_backend* b, uint64_t* ns) {
   if (b->kind != GDN_BACKEND_HOST)
     return fail(b, GDN_ERR_UNSUPPORTED,
                 "last kernel time: the CUDA backend's kernels run asynchronously; time them with gdn_time_ops");
-  std::lock_guard<std::mutex> lock(b->exec_mu);
-  *ns = b->last_kernel_ns;
+  *ns = b->last_kernel_ns.load(std::memory_order_relaxed);  // atomic: no wait behind an op in flight
   return GDN_OK;
 }
 
@@ -591,7 +601,7 @@ GDN_API gdn_status gdn_conv_forward(gdn_backend* b, const gdn_conv_args* args, g
   if (args != nullptr && args->query_start_loc_host != nullptr && args->query_start_loc == 0 && args->num_seqs >= 1 &&
       !user::in_worker() && user::is_user(registry::get(registry::kConv, args->arm)))
     return conv_forward_offsets_on_device(b, args, contract);
-  return backend_call(b, "gdn_conv_forward", [&]() -> gdn_status {
+  return op_call(b, "gdn_conv_forward", [&]() -> gdn_status {
     ConvPlan plan;
     gdn_status st = conv_plan(b, args, &plan);
     if (st == GDN_OK && !user::in_worker() && user::is_user(plan.arm))
@@ -603,7 +613,7 @@ GDN_API gdn_status gdn_conv_forward(gdn_backend* b, const gdn_conv_args* args, g
 }
 
 GDN_API gdn_status gdn_conv_update(gdn_backend* b, const gdn_conv_update_args* args) {
-  return backend_call(b, "gdn_conv_update", [&]() -> gdn_status {
+  return op_call(b, "gdn_conv_update", [&]() -> gdn_status {
     UpdatePlan plan;
     gdn_status st = update_plan(b, args, &plan);
     if (st != GDN_OK) return st;
@@ -620,7 +630,7 @@ GDN_API gdn_status gdn_conv_update(gdn_backend* b, const gdn_conv_update_args* a
 
 // ================================================================= post-conv
 GDN_API gdn_status gdn_postconv_forward(gdn_backend* b, const gdn_postconv_args* args, gdn_postconv_result* result) {
-  return backend_call(b, "gdn_postconv_forward", [&]() -> gdn_status {
+  return op_call(b, "gdn_postconv_forward", [&]() -> gdn_status {
     if (args == nullptr) return fail(b, GDN_ERR_INVALID_ARGUMENT, "args: is null");
     PostconvPlan plan;
     gdn_status st = postconv_plan(b, args, &plan);
@@ -640,7 +650,7 @@ GDN_API gdn_status gdn_postconv_forward(gdn_backend* b, const gdn_postconv_args*
 
 // ================================================================= fused conv -> post-conv
 GDN_API gdn_status gdn_fused_forward(gdn_backend* b, const gdn_fused_args* args, gdn_fused_result* result) {
-  return backend_call(b, "gdn_fused_forward", [&]() -> gdn_status {
+  return op_call(b, "gdn_fused_forward", [&]() -> gdn_status {
     FusedPlan plan;
     gdn_status st = fused_plan(b, args, &plan);
     if (st != GDN_OK) return st;
@@ -659,7 +669,7 @@ GDN_API gdn_status gdn_fused_forward(gdn_backend* b, const gdn_fused_args* args,
 
 // ================================================================= dense helpers
 GDN_API gdn_status gdn_matmul_nt(gdn_backend* b, const gdn_matmul_args* args) {
-  return backend_call(b, "gdn_matmul_nt", [&]() -> gdn_status {
+  return op_call(b, "gdn_matmul_nt", [&]() -> gdn_status {
     MatmulPlan plan;
     gdn_status st = matmul_plan(b, args, &plan);
     if (st != GDN_OK) return st;
@@ -677,7 +687,7 @@ GDN_API gdn_status gdn_matmul_nt(gdn_backend* b, const gdn_matmul_args* args) {
 // ================================================================= timing
 GDN_API gdn_status gdn_time_ops(gdn_backend* b, const gdn_op* ops, int32_t n_ops, const gdn_timing_config* cfg,
                                 float* samples_us) {
-  return backend_call(b, "gdn_time_ops", [&]() -> gdn_status {
+  return op_call(b, "gdn_time_ops", [&]() -> gdn_status {
     if (ops == nullptr) return fail(b, GDN_ERR_INVALID_ARGUMENT, "ops: is null");
     if (n_ops < 1) return fail(b, GDN_ERR_INVALID_ARGUMENT, "n_ops: must be >= 1, got %d", (int)n_ops);
     if (cfg == nullptr) return fail(b, GDN_ERR_INVALID_ARGUMENT, "cfg: is null");

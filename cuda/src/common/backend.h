@@ -5,6 +5,7 @@
 #include "gdn.h"
 #include "common/buffer_cache.h"
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -40,8 +41,9 @@ struct gdn_backend {
   // The GPU may take silu_bf16_shortcut (common/detmath.h): set by the CUDA backend on compute
   // capability 9.0 only; false on the host.
   bool silu_shortcut = false;
-  // Host backend: the wall time of the last kernel replay (replay_host.cpp; gdn_last_kernel_ns).
-  uint64_t last_kernel_ns = 0;
+  // Host backend: the wall time of the last kernel replay of the current or last op call (replay_host.cpp; reset
+  // to 0 at each op call's entry, api.cpp op_call; read by gdn_last_kernel_ns without the lock).
+  std::atomic<uint64_t> last_kernel_ns{0};
 };
 
 namespace gdn {

@@ -27,7 +27,8 @@ gdn_status replay(gdn_backend* b, registry::Family family, const registry::Entry
   int64_t block = -1;
   const auto t0 = std::chrono::steady_clock::now();
   const int32_t fault = exec::run_host_grid(grid, fn, params, &block);
-  b->last_kernel_ns = (uint64_t)std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+  b->last_kernel_ns.store((uint64_t)std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count(),
+                          std::memory_order_relaxed);
   if (fault != exec::kFaultNone)
     return fail(b, GDN_ERR_ARM_FAULT, "%s arm %s: block %" PRId64 ": %s", registry::family_name(family), e.info.name,
                 block, exec::host_fault_text(fault));
