@@ -81,7 +81,15 @@ export interface OverheadOptions {
  * number of timed TypeScript calls, so that load on a shared machine shifts both alike. Host: each call's wall
  * time and the time of the kernel replayed inside it (gdn_last_kernel_ns), and their difference per call.
  */
-async function sampleCase(backend: Backend, c: OverheadCase, n: number): Promise<{ kernel: number[]; wall: number[]; over?: number[] }> {
+/** One timed call as a user makes it (µs, performance.now() around it, awaited when it returns a promise). */
+async function wallOfCall(c: OverheadCase): Promise<number> {
+  const t0 = performance.now();
+  const r = c.call();
+  if (r) await r;
+  return (performance.now() - t0) * 1000;
+}
+
+async function sampleCase(backend: Backend, c: OverheadCase, n: number): Promise<{ kernel: number[]; wall: number[]; perCall: boolean }> {
   const batches = 10;
   const per = Math.max(5, Math.ceil(n / batches));
   const kernel: number[] = [];
@@ -89,32 +97,21 @@ async function sampleCase(backend: Backend, c: OverheadCase, n: number): Promise
   // Warm-up: caches, the buffer cache's segments, JIT.
   for (let i = 0; i < Math.max(20, per); i++) await c.call();
   if (c.kernel && backend.kind === 'host') {
-    // The host runs the kernel inside the call: its own time is read after each call and subtracted there.
-    const over: number[] = [];
+    // The host runs the kernel inside the call: its own time is read after each call (kernel[i] belongs to wall[i]).
     for (let i = 0; i < batches * per; i++) {
-      const t0 = performance.now();
-      const r = c.call();
-      if (r) await r;
-      const w = (performance.now() - t0) * 1000;
+      wall.push(await wallOfCall(c));
       const k = backend.lastKernelUs() ?? Number.NaN;
       if (!(k > 0)) throw new Error(`bench overhead: ${c.op} (${c.variant}) ran no host kernel in its call (gdn_last_kernel_ns = ${k}); it cannot be timed call by call`);
-      wall.push(w);
       kernel.push(k);
-      over.push(w - k);
     }
-    return { kernel, wall, over };
+    return { kernel, wall, perCall: true };
   }
   if (c.kernel) await backend.timeOps([c.kernel], { rounds: Math.max(5, Math.floor(per / 4)), flushL2: false });
   for (let bi = 0; bi < batches; bi++) {
     if (c.kernel) kernel.push(...(await backend.timeOps([c.kernel], { rounds: per, flushL2: false })));
-    for (let i = 0; i < per; i++) {
-      const t0 = performance.now();
-      const r = c.call();
-      if (r) await r;
-      wall.push((performance.now() - t0) * 1000);
-    }
+    for (let i = 0; i < per; i++) wall.push(await wallOfCall(c));
   }
-  return { kernel, wall };
+  return { kernel, wall, perCall: false };
 }
 
 export async function timeOverheadCases(cases: OverheadCase[], opts: OverheadOptions): Promise<OverheadRow[]> {
@@ -125,7 +122,8 @@ export async function timeOverheadCases(cases: OverheadCase[], opts: OverheadOpt
     const s = await sampleCase(opts.backend, c, n);
     const kernelUs = c.kernel ? summarize(s.kernel).median : null;
     const wall = summarize(s.wall);
-    const overheadUs = kernelUs === null ? null : s.over ? summarize(s.over).median : wall.median - kernelUs;
+    const overheadUs =
+      kernelUs === null ? null : s.perCall ? summarize(s.wall.map((w, i) => w - s.kernel[i])).median : wall.median - kernelUs;
     rows.push({
       op: c.op,
       variant: c.variant,
@@ -135,7 +133,7 @@ export async function timeOverheadCases(cases: OverheadCase[], opts: OverheadOpt
       wallP90Us: wall.p90,
       n: wall.n,
       overheadUs,
-      ...(kernelUs === null ? {} : { method: s.over ? ('per-call' as const) : ('medians' as const) }),
+      ...(kernelUs === null ? {} : { method: s.perCall ? ('per-call' as const) : ('medians' as const) }),
       meetsTarget: overheadUs === null ? null : overheadUs <= OVERHEAD_TARGET_US,
       note: c.note,
     });

@@ -446,7 +446,12 @@ export async function forward(inputs: ConvInputs, opts: ConvOptions = {}): Promi
  * 32-sequence varlen batch's traffic (docs/BENCHMARKS.md, "Session 17").
  */
 export function convBytes(o: { T: number; C: number; K: number; N: number; nInitial: number; xBytes: number; outBytes: number }): number {
-  return o.T * o.C * (o.xBytes + o.outBytes) + (o.N + o.nInitial) * o.C * (o.K - 1) * 4;
+  return o.T * o.C * (o.xBytes + o.outBytes) + stateBytes(o.N, o.nInitial, o.C, o.K);
+}
+
+/** The f32 conv state an op moves: N final states written, nInitial old states read, C·(K-1) values each. */
+export function stateBytes(N: number, nInitial: number, C: number, K: number): number {
+  return (N + nInitial) * C * (K - 1) * 4;
 }
 
 /** The same as forward, on the calling thread (no await; for tight loops in tests and checks). */

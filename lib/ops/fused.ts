@@ -305,6 +305,5 @@ export async function chain(inputs: FusedInputs, opts: FusedOptions): Promise<Fu
  */
 export function fusedBytes(T: number, s: PostconvShape, o: { xBytes: number; qkvBytes: number; gateBytes: number; N: number; nInitial?: number; K: number }): number {
   const C = 2 * s.Hk * s.Dk + s.Hv * s.Dv;
-  const nInitial = o.nInitial ?? o.N;
-  return T * (C * o.xBytes + 2 * s.Hv * o.gateBytes + C * o.qkvBytes + 2 * s.Hv * 4) + (o.N + nInitial) * C * (o.K - 1) * 4;
+  return T * (C * o.xBytes + 2 * s.Hv * o.gateBytes + C * o.qkvBytes + 2 * s.Hv * 4) + conv.stateBytes(o.N, o.nInitial ?? o.N, C, o.K);
 }
