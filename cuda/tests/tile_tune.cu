@@ -14,7 +14,7 @@
 //   3. postconv: see postconv_tune in this file.
 //
 //   nvcc -O3 -std=c++17 --fmad=false -arch=sm_90 -Xptxas -v -Icuda/include -Icuda/src -Icuda/src/common -Icuda/tests \
-//        cuda/tests/tile_tune.cu -o tile_tune && ./tile_tune [math|conv|conv2|conv3|conv5|conv6|conv7|conv8|conv9|conv10|conv11|profile9|postconv|postconv2|all] [rounds]
+//        cuda/tests/tile_tune.cu -o tile_tune && ./tile_tune [math|conv|conv2|conv3|conv5|conv6|conv7|conv8|conv9|conv10|conv11|conv12|profile9|postconv|postconv2|all] [rounds]
 #include "common/arms/conv_scalar.h"
 #include "common/arms/conv_stream.h"
 #include "common/arms/conv_tile.h"
@@ -139,10 +139,10 @@ __global__ void __launch_bounds__(THREADS, MINB) tile_variant(const conv::Params
   conv::tile_thread<bf16_bits, bf16_bits, NoMutant, 4, V, G, THREADS, S>(p, (int64_t)blockIdx.x % p.grid_x,
                                                                         (int64_t)blockIdx.x / p.grid_x, threadIdx.x);
 }
-template <int V, int R, int THREADS, int MINB, class S, int D = 0, bool RING_FIRST = true>
+template <int V, int R, int THREADS, int MINB, class S, int D = 0, bool RING_FIRST = true, bool SPEC_STATE = false>
 __global__ void __launch_bounds__(THREADS, MINB) stream_variant(const conv::Params p) {
   extern __shared__ __align__(16) float stream_ring_[];
-  conv::stream_thread<bf16_bits, bf16_bits, NoMutant, 4, 4, V, R, THREADS, S, D, RING_FIRST>(
+  conv::stream_thread<bf16_bits, bf16_bits, NoMutant, 4, 4, V, R, THREADS, S, D, RING_FIRST, SPEC_STATE>(
       p, (int64_t)blockIdx.x % p.grid_x, (int64_t)blockIdx.x / p.grid_x, threadIdx.x, stream_ring_);
 }
 // Dynamic shared memory of a stream variant with a ring of D groups of R rows of V bf16 channels per thread.
@@ -178,6 +178,8 @@ struct ConvVariant {
   int threads, lanes, chunk;  // chunk 0: the sequence mapping; lanes: channels per thread (per block / threads)
   bool exact;                 // false: hardware math, bits not expected to match
   int smem = 0;               // dynamic shared memory per block
+  int order = 0;              // program list order (set 12): 0 sequence-major, as the planner until session 18;
+                              // 1 longest first (stable); 2 shortest first; 3 chunk 0 first, then longest first
 };
 
 struct ConvShape {
@@ -263,7 +265,7 @@ static void run_conv(const std::vector<ConvVariant>& vars, int rounds) {
     CK(cudaMemcpy(dqsl, qsl.data(), qsl.size() * 4, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(dhis, his.data(), N, cudaMemcpyHostToDevice));
 
-    auto params = [&](int threads, int lanes, int chunk, int32_t** dprog, unsigned* blocks) {
+    auto params = [&](int threads, int lanes, int chunk, int32_t** dprog, unsigned* blocks, int order = 0) {
       conv::Params p;
       std::memset(&p, 0, sizeof p);
       p.T = T; p.C = C; p.x_stride = C; p.K = (int32_t)K; p.N = (int32_t)N;
@@ -277,6 +279,19 @@ static void run_conv(const std::vector<ConvVariant>& vars, int rounds) {
         std::vector<int32_t> pr;
         for (int64_t s = 0; s < N; ++s)
           for (int64_t k = 0; k * chunk < sh.lengths[s]; ++k) { pr.push_back((int32_t)s); pr.push_back((int32_t)k); }
+        if (order != 0) {  // set 12: the same programs in another order (bits cannot change: each is independent)
+          std::vector<std::pair<int32_t, int32_t>> pairs;
+          for (size_t i = 0; i < pr.size(); i += 2) pairs.push_back({pr[i], pr[i + 1]});
+          auto len = [&](const std::pair<int32_t, int32_t>& q) {
+            return std::min<int64_t>(chunk, sh.lengths[q.first] - (int64_t)q.second * chunk);
+          };
+          std::stable_sort(pairs.begin(), pairs.end(), [&](const auto& a, const auto& b) {
+            if (order == 3 && (a.second == 0) != (b.second == 0)) return a.second == 0;
+            return order == 2 ? len(a) < len(b) : len(a) > len(b);
+          });
+          pr.clear();
+          for (const auto& q : pairs) { pr.push_back(q.first); pr.push_back(q.second); }
+        }
         CK(cudaMalloc(dprog, pr.size() * 4));
         CK(cudaMemcpy(*dprog, pr.data(), pr.size() * 4, cudaMemcpyHostToDevice));
         progs = (int64_t)pr.size() / 2;
@@ -309,7 +324,7 @@ static void run_conv(const std::vector<ConvVariant>& vars, int rounds) {
     std::vector<int32_t*> progs(vars.size());
     std::vector<std::string> verdict(vars.size());
     for (size_t v = 0; v < vars.size(); ++v) {
-      ps[v] = params(vars[v].threads, vars[v].lanes, vars[v].chunk, &progs[v], &nb[v]);
+      ps[v] = params(vars[v].threads, vars[v].lanes, vars[v].chunk, &progs[v], &nb[v], vars[v].order);
       blocks[v][si] = nb[v];
       CK(cudaMemcpy(state, hstate.data(), hstate.size() * 4, cudaMemcpyHostToDevice));
       CK(cudaMemset(out, 0xff, xn * 2));
@@ -606,6 +621,34 @@ static std::vector<ConvVariant> conv_variants11() {
   return v;
 }
 
+// Set 12 (session 18): what keeps the 32-sequence batches at 1.41-1.45x copy (docs/BENCHMARKS.md, "Session 17"):
+// their 78 programs x 16 channel tiles are 1.35 waves of resident blocks, listed sequence by sequence, so full and
+// partial programs mix in the last wave. Here the same programs in other orders (longest first, as a scheduler of
+// unequal jobs on identical machines would; shortest first as the control of that reasoning; chunk 0, the
+// programs with the state chain, first), at several lengths, and the old state read without waiting for the
+// initial-state flag (SPEC_STATE), same run.
+static std::vector<ConvVariant> conv_variants12() {
+  using conv::Bf16ShortcutSilu;
+  auto lib = stream_variant<4, 4, 128, 7, Bf16ShortcutSilu, 4, true, false>;
+  auto spec = stream_variant<4, 4, 128, 7, Bf16ShortcutSilu, 4, true, true>;
+  const int sm = ring_smem(128, 4, 4, 4);
+  return {
+      {"lib c32 seq order (s17)", lib, 128, 4, 32, true, sm, 0},
+      {"lib c32 longest first", lib, 128, 4, 32, true, sm, 1},
+      {"lib c32 shortest first", lib, 128, 4, 32, true, sm, 2},
+      {"lib c32 chunk0, longest", lib, 128, 4, 32, true, sm, 3},
+      {"lib c24 longest first", lib, 128, 4, 24, true, sm, 1},
+      {"lib c40 longest first", lib, 128, 4, 40, true, sm, 1},
+      {"lib c48 longest first", lib, 128, 4, 48, true, sm, 1},
+      {"lib c64 longest first", lib, 128, 4, 64, true, sm, 1},
+      {"spec c32 seq order", spec, 128, 4, 32, true, sm, 0},
+      {"spec c32 longest first", spec, 128, 4, 32, true, sm, 1},
+      {"spec c40 longest first", spec, 128, 4, 40, true, sm, 1},
+      {"spec c64 seq order", spec, 128, 4, 64, true, sm, 0},
+      {"lib c64 seq order", lib, 128, 4, 64, true, sm, 0},
+  };
+}
+
 static void run_conv_profile(const std::vector<ConvVariant>& v) {
   g_profile = true;
   run_conv(v, -1);
@@ -639,6 +682,7 @@ int main(int argc, char** argv) {
   if (what == "conv9") run_conv(conv_variants9(), argc > 2 ? std::atoi(argv[2]) : 15);
   if (what == "conv10") run_conv(conv_variants10(), argc > 2 ? std::atoi(argv[2]) : 15);
   if (what == "conv11") run_conv(conv_variants11(), argc > 2 ? std::atoi(argv[2]) : 15);
+  if (what == "conv12") run_conv(conv_variants12(), argc > 2 ? std::atoi(argv[2]) : 15);
   if (what == "profile9") {  // one launch of each set-9 variant at 4B T = 8192 (for ncu)
     std::vector<ConvVariant> v = conv_variants9();
     run_conv_profile(v);

@@ -74,7 +74,8 @@ GDN_HD constexpr int stream_ring_depth() {
 // false: after them (the order until session 16, kept as tile_tune's control). The bits are the same either way
 // (the ring only holds copies of x rows).
 template <class TX, class TO, class M, int W, int KF = 0, int V = kStreamV, int R = kStreamR,
-          int THREADS = kStreamThreads, class S = TileSilu, int D = stream_ring_depth<TX>(), bool RING_FIRST = true>
+          int THREADS = kStreamThreads, class S = TileSilu, int D = stream_ring_depth<TX>(), bool RING_FIRST = true,
+          bool SPEC_STATE = false>
 GDN_HD inline void stream_thread(const Params& p, int64_t bx, int64_t by, int tid, void* smem) {
   constexpr bool kMut = M::kPlanted;
   constexpr int H = W - 1;  // history values per channel
@@ -118,7 +119,8 @@ GDN_HD inline void stream_thread(const Params& p, int64_t bx, int64_t by, int ti
   lane.load_taps(p, c0, mutant == kTapsReversed);
   const bool init = has_initial_state(p, s.seq);
   widen_before_state_read(p, s);
-  lane.load_history(p, s, c0, init);
+  if (SPEC_STATE && p.widen_cycles == 0) lane.template load_history<true>(p, s, c0, init);
+  else lane.load_history(p, s, c0, init);
   TO* op = static_cast<TO*>(p.out) + s.t0 * p.C + c_lane;
   const int64_t xs = p.x_stride, os = p.C;
   const int64_t out_left = kMut ? p.T * p.C - (s.t0 * p.C + c_lane) : 0;  // NO_TAIL_GUARD: drop spills past out

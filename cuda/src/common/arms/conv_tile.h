@@ -147,6 +147,10 @@ struct TileLane {
     }
   }
   // History: slot jj holds row t0 - (W - jj); rows before the sequence come from the old state.
+  // SPEC_STATE: the old state is read whether or not the sequence has one and then selected by `init`,
+  // so its load does not wait for the initial-state flag's (conv_state is always N·C·(K−1) floats,
+  // checked by the plan, so the read is in bounds; the value is discarded when init is false).
+  template <bool SPEC_STATE = false>
   GDN_HDI void load_history(const Params& p, const Span& s, int64_t c0, bool init) {
     const int K = p.K;
     const TX* x = static_cast<const TX*>(p.x);
@@ -161,7 +165,14 @@ struct TileLane {
         for (int i = 0; i < V; ++i) win[i][jj] = v.get(i);
       } else {
         GDN_UNROLL
-        for (int i = 0; i < V; ++i) win[i][jj] = init ? state_row(p, s.seq, c0 + i)[K - 1 + (row - s.start)] : 0.0f;
+        for (int i = 0; i < V; ++i) {
+          if constexpr (SPEC_STATE) {
+            const float old = state_row(p, s.seq, c0 + i)[K - 1 + (row - s.start)];
+            win[i][jj] = init ? old : 0.0f;
+          } else {
+            win[i][jj] = init ? state_row(p, s.seq, c0 + i)[K - 1 + (row - s.start)] : 0.0f;
+          }
+        }
       }
     }
   }
