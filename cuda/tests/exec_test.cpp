@@ -1,7 +1,7 @@
 // exec_test.cpp — unit test of the host side of the execution interface (common/exec.h,
 // host/exec_host.cpp): block order and coordinates of the plain loop, CUDA semantics of sync() and
 // shfl_xor() on cooperative fibers (a barrier really waits for every thread; a shuffle reads the other
-// lane's value of the same step), mixing warps at shuffles with warps at a barrier, the faults
+// lane's value of the same step; shfl_xor_n and shfl_xor_each, N of them at one wait), mixing warps at shuffles with warps at a barrier, the faults
 // (undeclared barrier, divergent barrier), fiber stacks reused over many 1024-thread blocks, and the
 // cost of a switch. Built twice: with the x86-64 switch and with the ucontext fallback.
 #include "common/exec.h"
@@ -190,6 +190,102 @@ void test_warp_mode() {
         "control: block rounds interleave the warps (so the order check above can fail)");
 }
 
+// shfl_xor_n / shfl_xor_each: N exchanges at one wait give what N single shuffles give — per value its own
+// mask, masks outside the warp (>= 32, negative) return the lane's own value, a partial last warp (40
+// threads: lanes past the block's end are absent and return the caller's value), int32 values as raw bits,
+// in warp mode and in block rounds; a lane that leaves early still lets the others' batch through; and
+// shfl_xor_each makes every use after every send on the host. In a plain launch it is reported as undeclared.
+void test_exchange_n() {
+  for (bool barriers : {false, true}) {
+    HostGrid g;
+    g.grid_x = 2;
+    g.threads = 40;
+    g.cooperative = true;
+    g.barriers = barriers;
+    const int n = 2 * 40;
+    std::vector<float> single((size_t)n * 6), batched((size_t)n * 6), each((size_t)n * 6);
+    std::vector<int32_t> ints_single((size_t)n * 2), ints_batched((size_t)n * 2);
+    auto value = [](int64_t b, int tid, int i) { return (float)(b * 1000 + tid) + 0.125f * (float)i; };
+    auto body = [&](HostThread& t) {
+      const size_t at = (size_t)(t.block() * 40 + t.tid());
+      const int masks[6] = {1, 16, 7, 31, 32, -1};
+      float v[6], got[6];
+      for (int i = 0; i < 6; ++i) v[i] = value(t.block(), t.tid(), i);
+      for (int i = 0; i < 6; ++i) single[at * 6 + (size_t)i] = t.shfl_xor(v[i], masks[i]);
+      t.shfl_xor_n(v, masks, got);
+      for (int i = 0; i < 6; ++i) batched[at * 6 + (size_t)i] = got[i];
+      float sent[6];
+      t.shfl_xor_each(masks, [&](int i) { return v[i]; },
+                      [&](int i, float g2) {
+                        each[at * 6 + (size_t)i] = g2;
+                        sent[i] = g2;
+                      });
+      (void)sent;
+      const int32_t iv[2] = {(int32_t)0x80000001u + t.tid(), -t.tid()};
+      const int imasks[2] = {2, 5};
+      int32_t igot[2];
+      for (int i = 0; i < 2; ++i) ints_single[at * 2 + (size_t)i] = t.shfl_xor(iv[i], imasks[i]);
+      t.shfl_xor_n(iv, imasks, igot);
+      for (int i = 0; i < 2; ++i) ints_batched[at * 2 + (size_t)i] = igot[i];
+    };
+    int64_t fb = 0;
+    const char* mode = barriers ? "block rounds" : "warp mode";
+    check(run_host(g, body, &fb) == gdn::exec::kFaultNone, "shfl_xor_n: launch runs");
+    bool ok = true;
+    for (int64_t b = 0; b < 2; ++b)
+      for (int tid = 0; tid < 40; ++tid) {
+        const int masks[6] = {1, 16, 7, 31, 32, -1};
+        for (int i = 0; i < 6; ++i) {
+          const int lane = tid % 32, src_lane = lane ^ masks[i];
+          int src = masks[i] < 0 || src_lane >= 32 ? tid : tid - lane + src_lane;
+          if (src >= 40) src = tid;
+          ok = ok && single[(size_t)(b * 40 + tid) * 6 + (size_t)i] == value(b, src, i);
+        }
+      }
+    std::printf("  (%s)\n", mode);
+    check(ok, "shfl_xor: the single shuffles read lane ^ mask (own value outside the warp or the block)");
+    check(single == batched, "shfl_xor_n: the same values as one shfl_xor per value");
+    check(single == each, "shfl_xor_each: the same values as one shfl_xor per value");
+    check(ints_single == ints_batched, "shfl_xor_n(int32): the same bits as one shfl_xor per value");
+  }
+  // Host order of shfl_xor_each: every send before any use (the GPU's loop interleaves them; a body may
+  // rely on neither, docs/SPEC.md §12): a use that changes what a later send reads shows it.
+  HostGrid g;
+  g.threads = 32;
+  g.cooperative = true;
+  g.barriers = false;
+  std::vector<float> seen(32);
+  auto order = [&](HostThread& t) {
+    float x[2] = {1.0f, 2.0f};
+    const int masks[2] = {1, 1};
+    t.shfl_xor_each(masks, [&](int i) { return x[i]; }, [&](int i, float got) { x[1 - i] = got + 10.0f; });
+    seen[(size_t)t.lane()] = x[0];
+  };
+  int64_t fb = 0;
+  bool ok = run_host(g, order, &fb) == gdn::exec::kFaultNone;
+  for (float v : seen) ok = ok && v == 12.0f;  // x[0] = partner's x[1] (2, sent before the use of i = 0) + 10
+  check(ok, "shfl_xor_each on the host: every send before any use");
+  auto leaves = [&](HostThread& t) {
+    if (t.lane() == 3) return;
+    const float v[3] = {1.0f, 2.0f, 3.0f};
+    const int masks[3] = {1, 2, 4};
+    float got[3];
+    t.shfl_xor_n(v, masks, got);
+    seen[(size_t)t.lane()] = got[0] + got[1] + got[2];
+  };
+  check(run_host(g, leaves, &fb) == gdn::exec::kFaultNone, "shfl_xor_n: a lane that leaves early releases the batch");
+  HostGrid plain;
+  plain.threads = 32;
+  auto undeclared = [](HostThread& t) {
+    const float v[2] = {1.0f, 2.0f};
+    const int masks[2] = {1, 2};
+    float got[2];
+    t.shfl_xor_n(v, masks, got);
+  };
+  check(run_host(plain, undeclared, &fb) == gdn::exec::kFaultUndeclaredShuffle && fb == 0,
+        "shfl_xor_n in a plain launch is reported as undeclared");
+}
+
 void test_faults() {
   HostGrid g;
   g.grid_x = 4;
@@ -269,6 +365,7 @@ int main() {
   test_shuffle();
   test_mixed();
   test_warp_mode();
+  test_exchange_n();
   test_faults();
   test_tree_many_blocks();
   // The same barrier body without fibers must NOT give barrier semantics: the test can fail.

@@ -20,7 +20,7 @@ import { inspectArm, occupancy, SM_LIMITS, parsePtxasVerbose } from '../../lib/a
 import { undefineArm } from '../../lib/arms/define';
 import { arms as gdnArms } from '../../lib/ops/arms';
 import { forEachBackend } from '../backends';
-import { FAULTS, REG16_RACY_SOURCE, REG16_SOURCE, TILE_SEQ_SOURCE, TILE_TREE_SOURCE } from './sources';
+import { FAULTS, REG16_RACY_SOURCE, REG16_SOURCE, TILE_PAIRS_SOURCE, TILE_SEQ_SOURCE, TILE_TREE_SOURCE } from './sources';
 
 const cacheRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'gdnlab-arm-cache-'));
 process.env.GDNLAB_ARM_CACHE = cacheRoot;
@@ -119,6 +119,19 @@ forEachBackend((backend, kind) => {
       const mine = report.results.filter((r) => r.arm === 'tile16');
       assert.equal(mine.length, cases.length);
       assert.ok(mine.some((r) => r.armRan === 'tile16') && mine.some((r) => r.armRan === 'tree'), 'runs for Dk = Dv = 128, falls back otherwise');
+      const bad = mine.filter((r) => OUTPUTS.some((o) => r.mismatches[o] > 0));
+      assert.deepEqual(bad.map((r) => `${r.case}: ${JSON.stringify(r.mismatches)}`), []);
+    });
+
+    it('a post-conv arm that exchanges two tokens\' sums per step (shfl_xor_each) equals tree (q, k, v, g, beta; f32 and bf16 outputs)', async () => {
+      postconv.defineArm({ name: 'tile16-pairs', source: TILE_PAIRS_SOURCE, barriers: true }, { backend: backend() });
+      defined.push({ op: 'postconv', name: 'tile16-pairs' });
+      const cases = postconvMatrix({ quick: true }).filter((c) => c.Dk === 128 && c.Dv === 128);
+      assert.ok(cases.length >= 4, `${cases.length} cases`);
+      const report = await checkPostconv({ backend: backend(), cases, arms: ['tile16-pairs'], reference: false });
+      const mine = report.results.filter((r) => r.arm === 'tile16-pairs');
+      assert.equal(mine.length, cases.length);
+      assert.ok(mine.every((r) => r.armRan === 'tile16-pairs'), 'runs as defined for Dk = Dv = 128');
       const bad = mine.filter((r) => OUTPUTS.some((o) => r.mismatches[o] > 0));
       assert.deepEqual(bad.map((r) => `${r.case}: ${JSON.stringify(r.mismatches)}`), []);
     });

@@ -27,6 +27,49 @@ export const TILE_TREE_SOURCE = example('tile16.cuh');
 /** A changed fold, ((x0² + x1²) + x2²) + x3²: other f32 bits, mostly hidden by bf16 rounding. */
 export const TILE_SEQ_SOURCE = variant(TILE_TREE_SOURCE, '(square(x[0]) + square(x[2])) + (square(x[1]) + square(x[3]))', '((square(x[0]) + square(x[1])) + square(x[2])) + square(x[3])');
 
+/**
+ * The token tile taking a warp's tokens two at a time: each butterfly level exchanges both tokens' sums in one
+ * step (t.shfl_xor_each, docs/SPEC.md §13: one wait on the host instead of two); the same tree, so it must
+ * equal tree bit for bit.
+ */
+export const TILE_PAIRS_SOURCE = `template <class TC, class TQ, class TG, class Ctx>
+GDN_HD void postconv_arm(const PostParams& p, Ctx& t) {
+  const postconv::TileBlock tb = tile_of(p, t);
+  const Slot s = decode_slot(p, tb.slot);
+  const int64_t t0 = tb.tile * 16;
+  if (s.kind == postconv::kSlotGates) {
+    const int64_t left = p.T - t0;
+    const int tokens = left < 16 ? (int)left : 16;
+    for (int e = t.tid(); e < tokens * (int)p.Hv; e += 128) gates<TG>(p, t0 + e / p.Hv, e % p.Hv);
+    return;
+  }
+  const int lane = t.lane();
+  for (int j = 0; j < 4; j += 2) {
+    const int64_t tok = t0 + t.warp() * 4 + j;
+    if (tok >= p.T) break;  // the same for every lane of a warp
+    const int rows = tok + 1 < p.T ? 2 : 1;
+    if (s.kind == postconv::kSlotV) {
+      for (int r = 0; r < rows; ++r)
+        for (int m = 0; m < 4; ++m) head_store<TQ>(p, s, tok + r, lane + 32 * m, head_x<TC>(p, s, tok + r, lane + 32 * m));
+      continue;
+    }
+    float x[2][4], sum[2];
+    for (int r = 0; r < 2; ++r) {
+      for (int m = 0; m < 4; ++m) x[r][m] = r < rows ? head_x<TC>(p, s, tok + r, lane + 32 * m) : 0.0f;
+      sum[r] = (square(x[r][0]) + square(x[r][2])) + (square(x[r][1]) + square(x[r][3]));
+    }
+    for (int off = 16; off >= 1; off /= 2) {
+      const int masks[2] = {off, off};
+      t.shfl_xor_each(masks, [&](int r) { return sum[r]; }, [&](int r, float got) { sum[r] = sum[r] + got; });
+    }
+    for (int r = 0; r < rows; ++r) {
+      const float inv = l2_inv(sum[r]);
+      for (int m = 0; m < 4; ++m) head_store<TQ>(p, s, tok + r, lane + 32 * m, x[r][m] * inv);
+    }
+  }
+}
+`;
+
 const HEAD = `template <class TX, class TO, class Ctx>
 GDN_HD void conv_arm(const Params& p, Ctx& t) {
   const Span s = program_span(p, t.by());

@@ -15,6 +15,19 @@
 //                           bytes); smem_as<T>(t) for another element type, t.shared() as void*
 //     t.sync()              block barrier (__syncthreads)
 //     t.shfl_xor(v, mask)   full-warp butterfly exchange (__shfl_xor_sync(0xffffffff, v, mask)), float or int32
+//     t.shfl_xor_n(v, masks, out)
+//                           N independent exchanges of one step (N <= kMaxExchange): out[i] = v[i] of lane
+//                           lane ^ masks[i]; float or int32 arrays. The GPU does N shuffles in index order;
+//                           the host waits once for all N instead of N times (each wait is a fiber switch
+//                           per lane, the host replay's largest cost: docs/SPEC.md §13). Only for values
+//                           that do not depend on each other's exchange.
+//     t.shfl_xor_each(masks, send, use)
+//                           the same step written as the loop it replaces: for i < N, use(i, the value
+//                           send(i) of lane lane ^ masks[i]). The GPU runs that loop (send, shuffle, use,
+//                           in index order: the kernel keeps the dataflow of the single shuffles it
+//                           replaces), the host posts every send(i), waits once, then makes every use(i, ·).
+//                           Valid when no send(j) reads what a use(i), i < j, wrote (the host would see the
+//                           old value): independent exchanges of one reduction level, say.
 //
 // CUDA (CudaThread): thin wrappers of blockIdx / threadIdx / __syncthreads / __shfl_xor_sync and the
 // kernel's extern __shared__ array. One-dimensional launches (kGrid2D = false: the conv family, whose
@@ -57,6 +70,7 @@ namespace exec {
 
 constexpr int kWarp = 32;
 constexpr int kMaxThreads = 1024;  // CUDA's block limit; the host fiber pool holds as many
+constexpr int kMaxExchange = 16;   // values per shfl_xor_n
 
 // ----------------------------------------------------------------- CUDA
 #if defined(__CUDACC__)
@@ -142,6 +156,24 @@ struct CudaThread {
     return v;
 #endif
   }
+  template <int N>
+  GDN_HDI void shfl_xor_n(const float (&v)[N], const int (&mask)[N], float (&out)[N]) const {
+    static_assert(N >= 1 && N <= kMaxExchange, "shfl_xor_n: 1..kMaxExchange values");
+    GDN_UNROLL
+    for (int i = 0; i < N; ++i) out[i] = shfl_xor(v[i], mask[i]);
+  }
+  template <int N>
+  GDN_HDI void shfl_xor_n(const int32_t (&v)[N], const int (&mask)[N], int32_t (&out)[N]) const {
+    static_assert(N >= 1 && N <= kMaxExchange, "shfl_xor_n: 1..kMaxExchange values");
+    GDN_UNROLL
+    for (int i = 0; i < N; ++i) out[i] = shfl_xor(v[i], mask[i]);
+  }
+  template <int N, class Send, class Use>
+  GDN_HDI void shfl_xor_each(const int (&mask)[N], const Send& send, const Use& use) const {
+    static_assert(N >= 1 && N <= kMaxExchange, "shfl_xor_each: 1..kMaxExchange values");
+    GDN_UNROLL
+    for (int i = 0; i < N; ++i) use(i, shfl_xor(send(i), mask[i]));
+  }
 };
 #endif  // __CUDACC__
 
@@ -160,6 +192,9 @@ struct HostCoopOps {
   void (*sync)(HostCoop*, int tid);
   float (*shfl_f32)(HostCoop*, int tid, float v, int mask);
   int32_t (*shfl_i32)(HostCoop*, int tid, int32_t v, int mask);
+  // n (1..kMaxExchange) exchanges at one wait: out[i] = v[i] of lane ^ mask[i]
+  void (*shfl_n_f32)(HostCoop*, int tid, const float* v, const int* mask, float* out, int n);
+  void (*shfl_n_i32)(HostCoop*, int tid, const int32_t* v, const int* mask, int32_t* out, int n);
 };
 
 // Why a host launch failed inside a block (HostGrid::run reports it with the arm's name).
@@ -209,6 +244,34 @@ class HostThread {
       return v;
     }
     return ops_->shfl_i32(coop_, tid_, v, mask);
+  }
+  template <int N>
+  void shfl_xor_n(const float (&v)[N], const int (&mask)[N], float (&out)[N]) {
+    static_assert(N >= 1 && N <= kMaxExchange, "shfl_xor_n: 1..kMaxExchange values");
+    if (coop_ == nullptr) {
+      note(kFaultUndeclaredShuffle);
+      for (int i = 0; i < N; ++i) out[i] = v[i];
+      return;
+    }
+    ops_->shfl_n_f32(coop_, tid_, v, mask, out, N);
+  }
+  template <int N>
+  void shfl_xor_n(const int32_t (&v)[N], const int (&mask)[N], int32_t (&out)[N]) {
+    static_assert(N >= 1 && N <= kMaxExchange, "shfl_xor_n: 1..kMaxExchange values");
+    if (coop_ == nullptr) {
+      note(kFaultUndeclaredShuffle);
+      for (int i = 0; i < N; ++i) out[i] = v[i];
+      return;
+    }
+    ops_->shfl_n_i32(coop_, tid_, v, mask, out, N);
+  }
+  template <int N, class Send, class Use>
+  void shfl_xor_each(const int (&mask)[N], const Send& send, const Use& use) {
+    using T = decltype(send(0));
+    T v[N], got[N];
+    for (int i = 0; i < N; ++i) v[i] = send(i);
+    shfl_xor_n(v, mask, got);
+    for (int i = 0; i < N; ++i) use(i, got[i]);
   }
 
  private:

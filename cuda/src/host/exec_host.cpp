@@ -12,7 +12,12 @@
 //
 // A shuffle posts the lane's value in one of two exchange rows (alternating per call), waits, then
 // reads lane ^ mask's value of that row. Two rows suffice: a lane can only post into a row again after
-// the next shuffle's release, which every lane reaches only after it has read this one.
+// the next shuffle's release, which every lane reaches only after it has read this one. shfl_xor_n posts
+// up to kMaxExchange values at once (value i of every lane in column i of the row) and waits once.
+//
+// Warp mode (arms with shuffles and no barrier, whose warps run one at a time): the lanes run in rounds in
+// lane order, each up to its next shuffle or its end; the lane that ends a round releases the waiting lanes
+// itself and switches to the first of them, without a round trip through the scheduler (pass_on).
 //
 // The context switch: on x86-64 a few instructions of our own that save the callee-saved registers
 // on the old stack and restore them from the new one (swapcontext would make a sigprocmask system call
@@ -119,8 +124,7 @@ struct HostCoop {
   Fiber main;
   std::vector<uint8_t> state;
   std::vector<uint8_t> parity;
-  std::vector<float> xf[2];
-  std::vector<int32_t> xi[2];
+  std::vector<uint32_t> xw[2];  // exchange rows: value i of thread t at [i * capacity + t]
   // the stacks: one mapping of `capacity` (guard + stack) slots
   char* stacks = nullptr;
   size_t capacity = 0;
@@ -178,8 +182,7 @@ bool HostCoop::reserve(int threads) {
   fibers.assign(want, Fiber());
   state.assign(want, kDone);
   parity.resize(want);
-  for (auto& v : xf) v.resize(want);
-  for (auto& v : xi) v.resize(want);
+  for (auto& v : xw) v.resize(want * (size_t)kMaxExchange);
   return true;
 }
 
@@ -227,7 +230,20 @@ inline void switch_fibers(Fiber& from, Fiber& to) {
 
 inline void HostCoop::pass_on(int tid) {
   // Usually the next thread is the one to run (everyone was released together).
-  const int next = tid + 1 < hi && state[(size_t)tid + 1] == kReady ? tid + 1 : next_ready(tid + 1);
+  int next = tid + 1 < hi && state[(size_t)tid + 1] == kReady ? tid + 1 : next_ready(tid + 1);
+  if (next < 0 && warp_mode && live > 0) {
+    // The round is over and (warp mode: no barriers) every live lane waits at a shuffle: release them and
+    // start the next round at the first lane here, as the scheduler would, without a round trip through it.
+    for (int t = lo; t < hi; ++t) {
+      if (state[(size_t)t] != kAtWarp) continue;
+      state[(size_t)t] = kReady;
+      if (next < 0) next = t;
+    }
+    if (next == tid) {  // the only live lane: it goes on by itself
+      state[(size_t)tid] = kRunning;
+      return;
+    }
+  }
   if (next < 0) {
     switch_fibers(fibers[(size_t)tid], main);
     return;
@@ -259,29 +275,58 @@ void coop_sync(HostCoop* c, int tid) {
 // Source lane of a full-warp xor shuffle; out of the warp (or past the block's last thread) the
 // caller's own value comes back, as CUDA returns it for lanes outside the width.
 inline int shuffle_source(const HostCoop* c, int tid, int mask) {
-  const int lane = tid % kWarp;
-  const int src_lane = lane ^ mask;
-  if (mask < 0 || src_lane >= kWarp) return tid;
-  const int src = tid - lane + src_lane;
+  const unsigned lane = (unsigned)tid % kWarp;  // tid >= 0
+  const unsigned src_lane = lane ^ (unsigned)mask;  // a negative mask gives src_lane >= kWarp
+  if (src_lane >= (unsigned)kWarp) return tid;
+  const int src = tid - (int)lane + (int)src_lane;
   return src < c->n ? src : tid;
 }
 
-float coop_shfl_f32(HostCoop* c, int tid, float v, int mask) {
+// n exchanges at one wait (32-bit words: floats and ints travel as their bits). NF > 0: n == NF, known at
+// compile time (the loops unroll); 0: n read at run time.
+template <int NF>
+inline void coop_exchange(HostCoop* c, int tid, const uint32_t* v, const int* mask, uint32_t* out, int n) {
+  const int count = NF > 0 ? NF : n;
   const int row = c->parity[(size_t)tid];
   c->parity[(size_t)tid] ^= 1;
-  c->xf[row][(size_t)tid] = v;
+  uint32_t* words = c->xw[row].data();  // rows are only resized between launches
+  const size_t col = c->capacity;
+  for (int i = 0; i < count; ++i) words[(size_t)i * col + (size_t)tid] = v[i];
   c->state[(size_t)tid] = kAtWarp;
   c->pass_on(tid);
-  return c->xf[row][(size_t)shuffle_source(c, tid, mask)];
+  for (int i = 0; i < count; ++i) out[i] = words[(size_t)i * col + (size_t)shuffle_source(c, tid, mask[i])];
 }
 
-int32_t coop_shfl_i32(HostCoop* c, int tid, int32_t v, int mask) {
-  const int row = c->parity[(size_t)tid];
-  c->parity[(size_t)tid] ^= 1;
-  c->xi[row][(size_t)tid] = v;
-  c->state[(size_t)tid] = kAtWarp;
-  c->pass_on(tid);
-  return c->xi[row][(size_t)shuffle_source(c, tid, mask)];
+template <class T>
+T coop_shfl(HostCoop* c, int tid, T v, int mask) {
+  static_assert(sizeof(T) == 4, "32-bit values");
+  uint32_t w, got;
+  std::memcpy(&w, &v, 4);
+  coop_exchange<1>(c, tid, &w, &mask, &got, 1);
+  std::memcpy(&v, &got, 4);
+  return v;
+}
+
+template <int NF, class T>
+inline void coop_shfl_n_of(HostCoop* c, int tid, const T* v, const int* mask, T* out, int n) {
+  uint32_t w[kMaxExchange], got[kMaxExchange];
+  const int count = NF > 0 ? NF : n;
+  for (int i = 0; i < count; ++i) std::memcpy(&w[i], &v[i], 4);
+  coop_exchange<NF>(c, tid, w, mask, got, count);
+  for (int i = 0; i < count; ++i) std::memcpy(&out[i], &got[i], 4);
+}
+
+// The widths the built-in arms use get loops unrolled at compile time; other widths loop at run time.
+template <class T>
+void coop_shfl_n(HostCoop* c, int tid, const T* v, const int* mask, T* out, int n) {
+  static_assert(sizeof(T) == 4, "32-bit values");
+  switch (n) {
+    case 2: return coop_shfl_n_of<2>(c, tid, v, mask, out, n);
+    case 3: return coop_shfl_n_of<3>(c, tid, v, mask, out, n);
+    case 4: return coop_shfl_n_of<4>(c, tid, v, mask, out, n);
+    case 8: return coop_shfl_n_of<8>(c, tid, v, mask, out, n);
+    default: return coop_shfl_n_of<0>(c, tid, v, mask, out, n < kMaxExchange ? n : kMaxExchange);
+  }
 }
 
 // Rounds over the threads [c.lo, c.hi) (each round runs every runnable thread up to its next wait,
@@ -357,7 +402,7 @@ thread_local struct CoopReaper {
 
 }  // namespace
 
-const HostCoopOps kCoopOps = {coop_sync, coop_shfl_f32, coop_shfl_i32};
+const HostCoopOps kCoopOps = {coop_sync, coop_shfl<float>, coop_shfl<int32_t>, coop_shfl_n<float>, coop_shfl_n<int32_t>};
 
 namespace {
 

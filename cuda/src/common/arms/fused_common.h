@@ -219,8 +219,12 @@ GDN_HDI float head_sumsq(Ctx& t, const float (&x)[kFeat], int j) {
   const bool b3 = (j & 8) != 0;
   const float send0 = b3 ? n[0] : n[2], send1 = b3 ? n[1] : n[3];
   const float keep0 = b3 ? n[2] : n[0], keep1 = b3 ? n[3] : n[1];
-  const float m0 = keep0 + t.shfl_xor(send0, 8);
-  const float m1 = keep1 + t.shfl_xor(send1, 8);
+  float m[2];
+  const int masks32[2] = {8, 8};
+  t.shfl_xor_each(  // level 32's two exchanges: one step
+      masks32, [&](int i) { return i == 0 ? send0 : send1; },
+      [&](int i, float got) { m[i] = (i == 0 ? keep0 : keep1) + got; });
+  const float m0 = m[0], m1 = m[1];
   const bool b2 = (j & 4) != 0;
   float u = (b2 ? m1 : m0) + t.shfl_xor(b2 ? m0 : m1, 4);
   u = u + t.shfl_xor(u, 2);

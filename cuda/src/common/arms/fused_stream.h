@@ -11,7 +11,8 @@
 // whole head row, so the tree's levels are all across lanes: head_sumsq_lanes below does them in 8
 // shuffles, the same pairing as the tree (so the same bits), and head_l2_inv_rows4 does a group's 4 rows
 // in 21 shuffles (18 for the sums, 3 to fetch the other rows' scales) with one L2 scale per lane instead
-// of 32 and four (the tail rows take head_sumsq_lanes).
+// of 32 and four (the tail rows take head_sumsq_lanes). The host replays those 21 shuffles in 8 waits
+// (shfl_xor_each: each level's exchanges are one step).
 //
 // Ownership of the final state as in head-tile: only warp 0 of chunk 0 reaches back before the sequence
 // start (every other warp starts 16 >= K rows into its sequence), so its thread of (sequence, channel)
@@ -52,8 +53,12 @@ GDN_HDI float head_sumsq_lanes(Ctx& t, const float (&x)[kVec], int lane) {
   const bool b4 = (lane & 16) != 0;
   const float send0 = b4 ? sq[0] : sq[2], send1 = b4 ? sq[1] : sq[3];
   const float keep0 = b4 ? sq[2] : sq[0], keep1 = b4 ? sq[3] : sq[1];
-  const float m0 = keep0 + t.shfl_xor(send0, 16);
-  const float m1 = keep1 + t.shfl_xor(send1, 16);
+  float m[2];
+  const int masks64[2] = {16, 16};
+  t.shfl_xor_each(  // level 64's two exchanges: one step
+      masks64, [&](int i) { return i == 0 ? send0 : send1; },
+      [&](int i, float got) { m[i] = (i == 0 ? keep0 : keep1) + got; });
+  const float m0 = m[0], m1 = m[1];
   const bool b3 = (lane & 8) != 0;
   float u = (b3 ? m1 : m0) + t.shfl_xor(b3 ? m0 : m1, 8);
   u = u + t.shfl_xor(u, 4);
@@ -82,26 +87,39 @@ GDN_HDI void head_l2_inv_rows4(Ctx& t, const float (&y)[kStreamRows][kVec], int 
   static_assert(kStreamRows == 4, "the reduce-scatter spreads 4 rows over lane bits 4 and 3");
   using postconv::square;
   const bool b4 = (lane & 16) != 0, b3 = (lane & 8) != 0, b2 = (lane & 4) != 0, b1 = (lane & 2) != 0;
+  // Each of levels 64, 32 and 16 is one exchange step (shfl_xor_each: the GPU's loop as before, one wait on
+  // the host instead of 8, 4 and 2), and so is the fetch of the other rows' scales. i = 4·rr + e at level 64.
   float n64[2][kVec];
-  GDN_UNROLL
-  for (int rr = 0; rr < 2; ++rr)
-    GDN_UNROLL
-    for (int e = 0; e < kVec; ++e) {
-      const float lo = square(y[rr][e]), hi = square(y[2 + rr][e]);
-      n64[rr][e] = (b4 ? hi : lo) + t.shfl_xor(b4 ? lo : hi, 16);
-    }
+  const int masks64[2 * kVec] = {16, 16, 16, 16, 16, 16, 16, 16};
+  t.shfl_xor_each(
+      masks64,
+      [&](int i) {
+        const float lo = square(y[i / kVec][i % kVec]), hi = square(y[2 + i / kVec][i % kVec]);
+        return b4 ? lo : hi;
+      },
+      [&](int i, float got) {
+        const float lo = square(y[i / kVec][i % kVec]), hi = square(y[2 + i / kVec][i % kVec]);
+        n64[i / kVec][i % kVec] = (b4 ? hi : lo) + got;
+      });
   float n32[kVec];
-  GDN_UNROLL
-  for (int e = 0; e < kVec; ++e) n32[e] = (b3 ? n64[1][e] : n64[0][e]) + t.shfl_xor(b3 ? n64[0][e] : n64[1][e], 8);
+  const int masks32[kVec] = {8, 8, 8, 8};
+  t.shfl_xor_each(
+      masks32, [&](int e) { return b3 ? n64[0][e] : n64[1][e]; },
+      [&](int e, float got) { n32[e] = (b3 ? n64[1][e] : n64[0][e]) + got; });
   float n16[2];
-  GDN_UNROLL
-  for (int ee = 0; ee < 2; ++ee) n16[ee] = (b2 ? n32[2 + ee] : n32[ee]) + t.shfl_xor(b2 ? n32[ee] : n32[2 + ee], 4);
+  const int masks16[2] = {4, 4};
+  t.shfl_xor_each(
+      masks16, [&](int ee) { return b2 ? n32[ee] : n32[2 + ee]; },
+      [&](int ee, float got) { n16[ee] = (b2 ? n32[2 + ee] : n32[ee]) + got; });
   float u = (b1 ? n16[1] : n16[0]) + t.shfl_xor(b1 ? n16[0] : n16[1], 2);
   u = u + t.shfl_xor(u, 1);
   u = u + t.shfl_xor(u, 4);
   u = u + t.shfl_xor(u, 2);
   const float mine = postconv::l2_inv(u);  // of row 2·b4 + b3
-  const float flip3 = t.shfl_xor(mine, 8), flip4 = t.shfl_xor(mine, 16), flip34 = t.shfl_xor(mine, 24);
+  float flips[3];
+  const int flip_masks[3] = {8, 16, 24};
+  t.shfl_xor_each(flip_masks, [&](int) { return mine; }, [&](int i, float got) { flips[i] = got; });
+  const float flip3 = flips[0], flip4 = flips[1], flip34 = flips[2];
   GDN_UNROLL
   for (int r = 0; r < kStreamRows; ++r) {
     const bool d3 = ((r & 1) != 0) != b3, d4 = ((r & 2) != 0) != b4;  // which lane bits differ from row r's

@@ -33,8 +33,8 @@ struct Row4<float> {
   template <class Ctx>
   GDN_HDI Row4 shfl_xor(int mask, Ctx& t) const {
     Row4 r;
-    GDN_UNROLL
-    for (int e = 0; e < 4; ++e) r.v[e] = t.shfl_xor(v[e], mask);
+    const int masks[4] = {mask, mask, mask, mask};
+    t.shfl_xor_each(masks, [&](int e) { return v[e]; }, [&](int e, float got) { r.v[e] = got; });
     return r;
   }
 };
@@ -63,8 +63,8 @@ struct Row4<uint16_t> {
   template <class Ctx>
   GDN_HDI Row4 shfl_xor(int mask, Ctx& t) const {
     Row4 r;
-    GDN_UNROLL
-    for (int i = 0; i < 2; ++i) r.w[i] = (uint32_t)t.shfl_xor((int32_t)w[i], mask);
+    const int masks[2] = {mask, mask};
+    t.shfl_xor_each(masks, [&](int i) { return (int32_t)w[i]; }, [&](int i, int32_t got) { r.w[i] = (uint32_t)got; });
     return r;
   }
 };
@@ -106,7 +106,8 @@ struct Row8<uint16_t> {
 //   levels 4, 2, 1: e's bits 2, 1, 0 are q's bits 3, 2, 1: lanes q^8, q^4, q^2.
 // Every addition adds the same two nodes as the tree's, and x + y == y + x in IEEE arithmetic, so
 // every lane of the half ends with the tree's node 0. The shuffles never cross the halves (offsets
-// <= 8): 11 per pair of rows for f32 rows, 9 for bf16; token-tile makes 5 per row.
+// <= 8): 11 per pair of rows for f32 rows, 9 for bf16; token-tile makes 5 per row. The host waits 7 times
+// for them (shfl_xor_each: a half-row's words and level 32's pair are one exchange step each).
 template <class TC, class Ctx>
 GDN_HD inline float tree_sum16(const Row8<TC>& x, int q, Ctx& t) {
   const bool hi8 = (q & 8) != 0, hi4 = (q & 4) != 0, hi2 = (q & 2) != 0;
@@ -116,11 +117,10 @@ GDN_HD inline float tree_sum16(const Row8<TC>& x, int q, Ctx& t) {
   GDN_UNROLL
   for (int k = 0; k < 4; ++k) n4[k] = square(kept.at(k)) + square(got.at(k));  // level 64
   float n2[2];
-  GDN_UNROLL
-  for (int k = 0; k < 2; ++k) {  // level 32
-    const float send = hi4 ? n4[k] : n4[2 + k];
-    n2[k] = (hi4 ? n4[2 + k] : n4[k]) + t.shfl_xor(send, 4);
-  }
+  const int masks32[2] = {4, 4};
+  t.shfl_xor_each(  // level 32: its two exchanges are one step
+      masks32, [&n4, hi4](int k) { return hi4 ? n4[k] : n4[2 + k]; },
+      [&n2, &n4, hi4](int k, float got) { n2[k] = (hi4 ? n4[2 + k] : n4[k]) + got; });
   float n = (hi2 ? n2[1] : n2[0]) + t.shfl_xor(hi2 ? n2[0] : n2[1], 2);  // level 16
   n = n + t.shfl_xor(n, 1);  // level 8
   n = n + t.shfl_xor(n, 8);  // level 4
