@@ -1,0 +1,31 @@
+// Session 18's single-thread A/B of the host replay (docs/BENCHMARKS.md, "Session 18"): one op called in a loop
+// for a fixed time through the library in dist/ and the libgdn named by GDN_LIBRARY, on one replay thread
+// (GDN_HOST_THREADS=1 keeps the other core's noise out). Qwen3.5-4B layout, T tokens, bf16.
+//   GDN_HOST_THREADS=1 GDN_LIBRARY=... node docs/host/s18-host-ab.js postconv|fused|conv ARM [T] [seconds]
+'use strict';
+const lib = require('path').resolve(__dirname, '../../dist/lib');
+const { Tensor } = require(lib + '/tensor');
+const { Backend } = require(lib + '/backend');
+const ops = { postconv: require(lib + '/ops/postconv'), fused: require(lib + '/ops/fused'), conv: require(lib + '/ops/conv') };
+const [op, arm, T = 256, secs = 2] = [process.argv[2], process.argv[3], +(process.argv[4] || 256), +(process.argv[5] || 2)];
+const backend = Backend.open('host');
+const dims = { Hk: 16, Hv: 32, Dk: 128, Dv: 128 };
+const C = 2 * dims.Hk * dims.Dk + dims.Hv * dims.Dv, K = 4;
+const rand = (shape, dtype, seed, scale) => Tensor.random(shape, dtype, scale ? { seed, scale } : { seed }).to(backend);
+const packed = rand([T, 2 * dims.Hv], 'bf16', 5);
+const gates = { b: packed.sliceCols(0, dims.Hv), a: packed.sliceCols(dims.Hv, dims.Hv), ALog: rand([dims.Hv], 'f32', 6), dtBias: rand([dims.Hv], 'f32', 7) };
+const convIn = { x: rand([T, C], 'bf16', 8), weight: rand([C, K], 'bf16', 2, 0.5), queryStartLoc: [0, T], hasInitialState: [1], convState: rand([1, C, K - 1], 'f32', 3) };
+const postIn = { convOut: rand([T, C], 'bf16', 4), ...gates };
+const call = {
+  postconv: () => ops.postconv.forwardSync(postIn, { ...dims, arm, qkvDtype: 'bf16', backend }),
+  fused: () => ops.fused.forwardSync({ ...convIn, ...gates }, { ...dims, arm, convDtype: 'bf16', qkvDtype: 'bf16', backend }),
+  conv: () => ops.conv.forwardSync(convIn, { arm, mapping: 'exact', outDtype: 'bf16', backend }),
+}[op];
+if (!call) throw new Error(`op: must be postconv, fused or conv, got ${op}`);
+let n = 0;
+const t0 = process.hrtime.bigint();
+while (Number(process.hrtime.bigint() - t0) < secs * 1e9) {
+  call().release();
+  n++;
+}
+console.log(`${op} ${arm} T=${T}: ${(Number(process.hrtime.bigint() - t0) / 1e6 / n).toFixed(3)} ms per call over ${n} calls`);
