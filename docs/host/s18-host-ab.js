@@ -1,7 +1,8 @@
 // Session 18's single-thread A/B of the host replay (docs/BENCHMARKS.md, "Session 18"): one op called in a loop
 // for a fixed time through the library in dist/ and the libgdn named by GDN_LIBRARY, on one replay thread
 // (GDN_HOST_THREADS=1 keeps the other core's noise out). Qwen3.5-4B layout, T tokens, bf16.
-//   GDN_HOST_THREADS=1 GDN_LIBRARY=... node docs/host/s18-host-ab.js postconv|fused|conv ARM [T] [seconds]
+//   GDN_HOST_THREADS=1 GDN_LIBRARY=... node docs/host/s18-host-ab.js postconv|fused|conv|update ARM [T] [seconds]
+// update: the decode update of T sequences (B = T) over C = 8192 channels, a 16-slot f32 pool, in place, slots as numbers.
 'use strict';
 const lib = require('path').resolve(__dirname, '../../dist/lib');
 const { Tensor } = require(lib + '/tensor');
@@ -16,12 +17,16 @@ const packed = rand([T, 2 * dims.Hv], 'bf16', 5);
 const gates = { b: packed.sliceCols(0, dims.Hv), a: packed.sliceCols(dims.Hv, dims.Hv), ALog: rand([dims.Hv], 'f32', 6), dtBias: rand([dims.Hv], 'f32', 7) };
 const convIn = { x: rand([T, C], 'bf16', 8), weight: rand([C, K], 'bf16', 2, 0.5), queryStartLoc: [0, T], hasInitialState: [1], convState: rand([1, C, K - 1], 'f32', 3) };
 const postIn = { convOut: rand([T, C], 'bf16', 4), ...gates };
+const slots = Array.from({ length: T }, (_, i) => (i * 5 + 3) % 16);
+const updIn = op === 'update' ? { x: rand([T, 8192], 'bf16', 4), weight: rand([8192, K], 'bf16', 2), state: rand([16, 8192, K - 1], 'f32', 5), stateIndices: slots } : null;
+const updOut = op === 'update' ? { out: Tensor.empty([T, 8192], 'bf16', { backend }) } : null;
 const call = {
   postconv: () => ops.postconv.forwardSync(postIn, { ...dims, arm, qkvDtype: 'bf16', backend }),
   fused: () => ops.fused.forwardSync({ ...convIn, ...gates }, { ...dims, arm, convDtype: 'bf16', qkvDtype: 'bf16', backend }),
   conv: () => ops.conv.forwardSync(convIn, { arm, mapping: 'exact', outDtype: 'bf16', backend }),
+  update: () => ops.conv.updateSync(updIn, { arm, outDtype: 'bf16', backend, inPlace: true, out: updOut }),
 }[op];
-if (!call) throw new Error(`op: must be postconv, fused or conv, got ${op}`);
+if (!call) throw new Error(`op: must be postconv, fused, conv or update, got ${op}`);
 let n = 0;
 const t0 = process.hrtime.bigint();
 while (Number(process.hrtime.bigint() - t0) < secs * 1e9) {

@@ -222,6 +222,31 @@ forEachBackend((backend, kind) => {
       });
     }
 
+    // On the host a K = 4 `reg` block is one pass over its channels (update_reg.h, host_block): blocks whose
+    // pre-activations leave SiLU's fast range (|x| > 80, here from x up to ±400) must take gdn_silu for every
+    // channel, f32 x/out as well as bf16, a partial last block (C = 300) included.
+    for (const dtype of ['f32', 'bf16'] as const) {
+      it(`reference and reg arms are bit-identical when pre-activations leave SiLU's fast range (${dtype} x and out)`, async () => {
+        const b = backend();
+        const B = 3;
+        const C = 300;
+        const K = 4;
+        const x = Tensor.random([B, C], dtype, { seed: 11, scale: 400 });
+        const weight = Tensor.random([C, K], dtype, { seed: 12, scale: 0.5 });
+        const state = Tensor.random([4, C, K - 1], 'f32', { seed: 13, scale: 100 });
+        const stateIndices = [2, 0, 3];
+        const opts = { backend: b, outDtype: dtype };
+        const r1 = await conv.update({ x, weight, state, stateIndices }, { ...opts, arm: 'reference' });
+        const r2 = await conv.update({ x, weight, state, stateIndices }, { ...opts, arm: 'reg' });
+        const pre = x.toFloat32();
+        assert.ok(pre.some((v) => Math.abs(v) > 200), 'some inputs far outside the fast range');
+        assert.equal(countBitMismatches(r1.out, r2.out), 0);
+        assert.equal(countBitMismatches(r1.state, r2.state), 0);
+        r1.release();
+        r2.release();
+      });
+    }
+
     it('rejects duplicate and out-of-range slots', async () => {
       const x = Tensor.random([2, 8], 'f32', { seed: 1 });
       const weight = Tensor.random([8, 4], 'f32', { seed: 2 });
