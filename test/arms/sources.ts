@@ -27,23 +27,19 @@ export const TILE_TREE_SOURCE = example('tile16.cuh');
 /** A changed fold, ((x0² + x1²) + x2²) + x3²: other f32 bits, mostly hidden by bf16 rounding. */
 export const TILE_SEQ_SOURCE = variant(TILE_TREE_SOURCE, '(square(x[0]) + square(x[2])) + (square(x[1]) + square(x[3]))', '((square(x[0]) + square(x[1])) + square(x[2])) + square(x[3])');
 
+/** tile16 with its token loop (from `const int lane` to the end) replaced: the block decoding and gate slot kept. */
+function tileWithLoop(loop: string): string {
+  const at = TILE_TREE_SOURCE.indexOf('  const int lane = t.lane();');
+  if (at < 0) throw new Error("test/arms/sources.ts: tile16.cuh no longer has 'const int lane = t.lane();'");
+  return TILE_TREE_SOURCE.slice(0, at) + loop;
+}
+
 /**
  * The token tile taking a warp's tokens two at a time: each butterfly level exchanges both tokens' sums in one
  * step (t.shfl_xor_each, docs/SPEC.md §13: one wait on the host instead of two); the same tree, so it must
  * equal tree bit for bit.
  */
-export const TILE_PAIRS_SOURCE = `template <class TC, class TQ, class TG, class Ctx>
-GDN_HD void postconv_arm(const PostParams& p, Ctx& t) {
-  const postconv::TileBlock tb = tile_of(p, t);
-  const Slot s = decode_slot(p, tb.slot);
-  const int64_t t0 = tb.tile * 16;
-  if (s.kind == postconv::kSlotGates) {
-    const int64_t left = p.T - t0;
-    const int tokens = left < 16 ? (int)left : 16;
-    for (int e = t.tid(); e < tokens * (int)p.Hv; e += 128) gates<TG>(p, t0 + e / p.Hv, e % p.Hv);
-    return;
-  }
-  const int lane = t.lane();
+export const TILE_PAIRS_SOURCE = tileWithLoop(`  const int lane = t.lane();
   for (int j = 0; j < 4; j += 2) {
     const int64_t tok = t0 + t.warp() * 4 + j;
     if (tok >= p.T) break;  // the same for every lane of a warp
@@ -68,7 +64,7 @@ GDN_HD void postconv_arm(const PostParams& p, Ctx& t) {
     }
   }
 }
-`;
+`);
 
 const HEAD = `template <class TX, class TO, class Ctx>
 GDN_HD void conv_arm(const Params& p, Ctx& t) {

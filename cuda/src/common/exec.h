@@ -156,14 +156,8 @@ struct CudaThread {
     return v;
 #endif
   }
-  template <int N>
-  GDN_HDI void shfl_xor_n(const float (&v)[N], const int (&mask)[N], float (&out)[N]) const {
-    static_assert(N >= 1 && N <= kMaxExchange, "shfl_xor_n: 1..kMaxExchange values");
-    GDN_UNROLL
-    for (int i = 0; i < N; ++i) out[i] = shfl_xor(v[i], mask[i]);
-  }
-  template <int N>
-  GDN_HDI void shfl_xor_n(const int32_t (&v)[N], const int (&mask)[N], int32_t (&out)[N]) const {
+  template <int N, class T>  // T: float or int32_t (the shfl_xor overloads)
+  GDN_HDI void shfl_xor_n(const T (&v)[N], const int (&mask)[N], T (&out)[N]) const {
     static_assert(N >= 1 && N <= kMaxExchange, "shfl_xor_n: 1..kMaxExchange values");
     GDN_UNROLL
     for (int i = 0; i < N; ++i) out[i] = shfl_xor(v[i], mask[i]);
@@ -245,25 +239,15 @@ class HostThread {
     }
     return ops_->shfl_i32(coop_, tid_, v, mask);
   }
-  template <int N>
-  void shfl_xor_n(const float (&v)[N], const int (&mask)[N], float (&out)[N]) {
+  template <int N, class T>  // T: float or int32_t (exchange_n below)
+  void shfl_xor_n(const T (&v)[N], const int (&mask)[N], T (&out)[N]) {
     static_assert(N >= 1 && N <= kMaxExchange, "shfl_xor_n: 1..kMaxExchange values");
     if (coop_ == nullptr) {
       note(kFaultUndeclaredShuffle);
       for (int i = 0; i < N; ++i) out[i] = v[i];
       return;
     }
-    ops_->shfl_n_f32(coop_, tid_, v, mask, out, N);
-  }
-  template <int N>
-  void shfl_xor_n(const int32_t (&v)[N], const int (&mask)[N], int32_t (&out)[N]) {
-    static_assert(N >= 1 && N <= kMaxExchange, "shfl_xor_n: 1..kMaxExchange values");
-    if (coop_ == nullptr) {
-      note(kFaultUndeclaredShuffle);
-      for (int i = 0; i < N; ++i) out[i] = v[i];
-      return;
-    }
-    ops_->shfl_n_i32(coop_, tid_, v, mask, out, N);
+    exchange_n(v, mask, out, N);
   }
   template <int N, class Send, class Use>
   void shfl_xor_each(const int (&mask)[N], const Send& send, const Use& use) {
@@ -275,6 +259,8 @@ class HostThread {
   }
 
  private:
+  void exchange_n(const float* v, const int* mask, float* out, int n) { ops_->shfl_n_f32(coop_, tid_, v, mask, out, n); }
+  void exchange_n(const int32_t* v, const int* mask, int32_t* out, int n) { ops_->shfl_n_i32(coop_, tid_, v, mask, out, n); }
   void note(int32_t f) {
     if (fault_ && *fault_ == kFaultNone) *fault_ = f;
   }

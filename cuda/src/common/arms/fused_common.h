@@ -210,20 +210,27 @@ GDN_HDI float round_conv(float y) {
 //   level 16: i + 16 flips bit 2 of j; keep one, send one: lane j holds node_16[8·b1 + 4·b0 + 2·b3 + b2].
 //   level 8, 4, 2, 1: the index bits 8, 4, 2, 1 are lane bits 1, 0, 3, 2: butterflies xor 2, 1, 8, 4.
 // 7 shuffles per token; every lane of the half-warp ends with node_1[0].
+// One reduce-scatter step over a lane's four nodes n[0..3]: lanes with `upper` set keep nodes 2, 3 and send nodes
+// 0, 1 to lane ^ mask, the others the reverse; m[i] = kept node i + the partner's sent node i. Its two exchanges
+// are one step (shfl_xor_each: one wait on the host). head_sumsq and fused_stream.h's head_sumsq_lanes share it.
+template <class Ctx>
+GDN_HDI void scatter_pair(Ctx& t, const float (&n)[kVec], bool upper, int mask, float (&m)[2]) {
+  const float send0 = upper ? n[0] : n[2], send1 = upper ? n[1] : n[3];
+  const float keep0 = upper ? n[2] : n[0], keep1 = upper ? n[3] : n[1];
+  const int masks[2] = {mask, mask};
+  t.shfl_xor_each(
+      masks, [&](int i) { return i == 0 ? send0 : send1; },
+      [&](int i, float got) { m[i] = (i == 0 ? keep0 : keep1) + got; });
+}
+
 template <class Ctx>
 GDN_HDI float head_sumsq(Ctx& t, const float (&x)[kFeat], int j) {
   using postconv::square;
   float n[kVec];
   GDN_UNROLL
   for (int e = 0; e < kVec; ++e) n[e] = square(x[e]) + square(x[kVec + e]);
-  const bool b3 = (j & 8) != 0;
-  const float send0 = b3 ? n[0] : n[2], send1 = b3 ? n[1] : n[3];
-  const float keep0 = b3 ? n[2] : n[0], keep1 = b3 ? n[3] : n[1];
   float m[2];
-  const int masks32[2] = {8, 8};
-  t.shfl_xor_each(  // level 32's two exchanges: one step
-      masks32, [&](int i) { return i == 0 ? send0 : send1; },
-      [&](int i, float got) { m[i] = (i == 0 ? keep0 : keep1) + got; });
+  scatter_pair(t, n, (j & 8) != 0, 8, m);  // level 32
   const float m0 = m[0], m1 = m[1];
   const bool b2 = (j & 4) != 0;
   float u = (b2 ? m1 : m0) + t.shfl_xor(b2 ? m0 : m1, 4);

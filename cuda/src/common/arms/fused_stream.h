@@ -50,14 +50,8 @@ GDN_HDI float head_sumsq_lanes(Ctx& t, const float (&x)[kVec], int lane) {
   float sq[kVec];
   GDN_UNROLL
   for (int e = 0; e < kVec; ++e) sq[e] = square(x[e]);
-  const bool b4 = (lane & 16) != 0;
-  const float send0 = b4 ? sq[0] : sq[2], send1 = b4 ? sq[1] : sq[3];
-  const float keep0 = b4 ? sq[2] : sq[0], keep1 = b4 ? sq[3] : sq[1];
   float m[2];
-  const int masks64[2] = {16, 16};
-  t.shfl_xor_each(  // level 64's two exchanges: one step
-      masks64, [&](int i) { return i == 0 ? send0 : send1; },
-      [&](int i, float got) { m[i] = (i == 0 ? keep0 : keep1) + got; });
+  scatter_pair(t, sq, (lane & 16) != 0, 16, m);  // level 64
   const float m0 = m[0], m1 = m[1];
   const bool b3 = (lane & 8) != 0;
   float u = (b3 ? m1 : m0) + t.shfl_xor(b3 ? m0 : m1, 8);
