@@ -6,13 +6,15 @@
 #     env      GPU, driver, clocks (nvidia-smi), library and device facts
 #     build    build libgdn with CUDA here if the carried build/cuda/libgdn.so does not load
 #     tests    the mocha suites of the native ops on host AND cuda (GDN_TEST_BACKENDS=host,cuda)
-#     checks   gdnlab check conv (full matrix) / postconv (quick), CUDA == host, with mutants; GDN_DEFINE=FILE[,FILE]
+#     checks   gdnlab check conv (full matrix) / postconv (quick) / fused, CUDA == host, with mutants; GDN_DEFINE=FILE[,FILE]
 #              adds user arms (examples/arms), planted defects included
 #     race     gdnlab check race: 1,000 trials (GDN_RACE_TRIALS) per mapping without and with widen
 #     bench    gdnlab bench conv (vs copy, PyTorch eager, and vLLM's Triton kernel when .device/vllm exists:
 #              bench/pack-vllm.sh)
 #     bench2   gdnlab bench postconv (the same baselines), bench fused, bench overhead, the verdict self-check
 #     sanitize compute-sanitizer memcheck, racecheck and synccheck over every arm
+#     tune     cuda/tests/tile_tune.cu built here and run: GDN_TUNE="SET ROUNDS[;SET ROUNDS...]" (default "conv12 15",
+#              session 18's program-order set; docs/BENCHMARKS.md "Session 18")
 #     pack     every log and result of $OUT in one archive (the device tool returns at most eight files)
 #     notebooks every notebooks/*.ipynb through the real gdnlab kernel (GDN_BACKEND=cuda) from the
 #              bundle of bench/pack-notebook-run.sh (.device/nbrun: node, traced node_modules, Jupyter
@@ -70,7 +72,8 @@ for stage in "$@"; do
       # GDN_DEFINE=FILE[,FILE]: user arms (examples/arms) checked and mutant-run beside the built-ins.
       define=(); [ -n "${GDN_DEFINE:-}" ] && define=(--define "$GDN_DEFINE")
       step check-conv gdnlab check conv --backend cuda --mutants "${define[@]}"
-      step check-postconv gdnlab check postconv --backend cuda --quick --mutants "${define[@]}" ;;
+      step check-postconv gdnlab check postconv --backend cuda --quick --mutants "${define[@]}"
+      step check-fused gdnlab check fused --backend cuda --mutants ;;
     race)
       step race sh -c "node bin/gdnlab.js check race --backend cuda --trials ${GDN_RACE_TRIALS:-1000} --widen 20000 --channels 1024 --json > '$OUT/race-trials.json'; rc=\$?; node -e \"const r=require('$OUT/race-trials.json'); for (const x of r.results) console.log(x.mapping.padEnd(10), 'widen', String(x.widenCycles).padStart(6), x.corruptedRuns + '/' + x.trials, 'corrupted')\"; exit \$rc" ;;
     bench)
@@ -88,6 +91,14 @@ for stage in "$@"; do
     sanitize)
       for tool in memcheck racecheck synccheck; do
         step "sanitize-$tool" compute-sanitizer --tool "$tool" --error-exitcode 9 node bin/gdnlab.js check sanitize --backend cuda
+      done ;;
+    tune)
+      step tune-build nvcc -O3 -std=c++17 --fmad=false -arch="sm_${GDN_CUDA_ARCH:-90}" -Xptxas -v -Icuda/include -Icuda/src \
+        -Icuda/src/common -Icuda/tests cuda/tests/tile_tune.cu -o /tmp/gdn-tile-tune
+      IFS=';' read -ra tunes <<< "${GDN_TUNE:-conv12 15}"
+      for tune in "${tunes[@]}"; do
+        # shellcheck disable=SC2086
+        step "tune-${tune%% *}" /tmp/gdn-tile-tune $tune
       done ;;
     notebooks)
       # GDN_NOTEBOOK_BACKEND=host runs the same stage on the host backend (the local test of the bundle).
