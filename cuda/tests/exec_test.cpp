@@ -191,8 +191,8 @@ void test_warp_mode() {
 }
 
 // shfl_xor_n / shfl_xor_each: N exchanges at one wait give what N single shuffles give — per value its own
-// mask, masks outside the warp (>= 32, negative) return the lane's own value, a partial last warp (40
-// threads: lanes past the block's end are absent and return the caller's value), int32 values as raw bits,
+// mask, masks of 32 and -1 taken by their low 5 bits as shfl.bfly takes them (own lane, lane ^ 31), a partial
+// last warp (40 threads: a source past the block's end gives the caller's value), int32 values as raw bits,
 // in warp mode and in block rounds; a lane that leaves early still lets the others' batch through; and
 // shfl_xor_each makes every use after every send on the host. In a plain launch it is reported as undeclared.
 void test_exchange_n() {
@@ -236,14 +236,14 @@ void test_exchange_n() {
       for (int tid = 0; tid < 40; ++tid) {
         const int masks[6] = {1, 16, 7, 31, 32, -1};
         for (int i = 0; i < 6; ++i) {
-          const int lane = tid % 32, src_lane = lane ^ masks[i];
-          int src = masks[i] < 0 || src_lane >= 32 ? tid : tid - lane + src_lane;
-          if (src >= 40) src = tid;
+          const int lane = tid % 32, src_lane = lane ^ (masks[i] & 31);  // shfl.bfly takes the mask's low 5 bits
+          int src = tid - lane + src_lane;
+          if (src >= 40) src = tid;  // past the block's end: the caller's own value on the host
           ok = ok && single[(size_t)(b * 40 + tid) * 6 + (size_t)i] == value(b, src, i);
         }
       }
     std::printf("  (%s)\n", mode);
-    check(ok, "shfl_xor: the single shuffles read lane ^ mask (own value outside the warp or the block)");
+    check(ok, "shfl_xor: the single shuffles read lane ^ (mask & 31) (32: own lane, -1: lane ^ 31; own value past the block)");
     check(single == batched, "shfl_xor_n: the same values as one shfl_xor per value");
     check(single == each, "shfl_xor_each: the same values as one shfl_xor per value");
     check(ints_single == ints_batched, "shfl_xor_n(int32): the same bits as one shfl_xor per value");
@@ -274,6 +274,22 @@ void test_exchange_n() {
     seen[(size_t)t.lane()] = got[0] + got[1] + got[2];
   };
   check(run_host(g, leaves, &fb) == gdn::exec::kFaultNone, "shfl_xor_n: a lane that leaves early releases the batch");
+  // The lane that ends every round (31) leaves before the second step: the others' second step is released
+  // by its leaving, and their first step's values are lane ^ 1's.
+  std::vector<float> first(32), second(32);
+  auto last_leaves = [&](HostThread& t) {
+    const float v[2] = {(float)t.lane(), 100.0f + (float)t.lane()};
+    const int m1[2] = {1, 2};
+    float got[2];
+    t.shfl_xor_n(v, m1, got);
+    first[(size_t)t.lane()] = got[0] + 1000.0f * got[1];
+    if (t.lane() == 31) return;
+    second[(size_t)t.lane()] = t.shfl_xor(v[0], 4);
+  };
+  ok = run_host(g, last_leaves, &fb) == gdn::exec::kFaultNone;
+  for (int l = 0; l < 32; ++l) ok = ok && first[(size_t)l] == (float)(l ^ 1) + 1000.0f * (100.0f + (float)(l ^ 2));
+  for (int l = 0; l < 31; ++l) ok = ok && ((l ^ 4) == 31 || second[(size_t)l] == (float)(l ^ 4));
+  check(ok, "warp mode: the round-ending lane leaving early releases the others, whose values stay right");
   HostGrid plain;
   plain.threads = 32;
   auto undeclared = [](HostThread& t) {

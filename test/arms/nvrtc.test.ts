@@ -11,7 +11,7 @@ import * as path from 'path';
 import { ArmCompileError, buildRecipe, compileModule, pickCudaCompiler } from '../../lib/arms/compile';
 import { parsePtxasVerbose } from '../../lib/arms/inspect';
 import { nvrtcLibrary } from '../../lib/arms/nvrtc';
-import { REG16_SOURCE, TILE_TREE_SOURCE } from './sources';
+import { REG16_SOURCE, TILE_PAIRS_SOURCE, TILE_TREE_SOURCE } from './sources';
 
 describe('user arms compiled with NVRTC (compile only)', function () {
   this.timeout(120_000);
@@ -58,6 +58,9 @@ describe('user arms compiled with NVRTC (compile only)', function () {
   it('compiles a post-conv arm with barriers and warp shuffles, and PTX for inspection', () => {
     const tile = using('nvrtc', () => compileModule({ op: 'postconv', name: 'tile16-nvrtc', source: TILE_TREE_SOURCE, defines: { GDN_ARM_THREADS: 128 }, target: 'cuda', sm: '90' }));
     assert.ok(parsePtxasVerbose(tile.log).length > 0, tile.log);
+    // exec.h's grouped exchanges (t.shfl_xor_each) compile under NVRTC too (docs/SPEC.md §13).
+    const pairs = using('nvrtc', () => compileModule({ op: 'postconv', name: 'tile16-pairs-nvrtc', source: TILE_PAIRS_SOURCE, defines: { GDN_ARM_THREADS: 128 }, target: 'cuda', sm: '90' }));
+    assert.ok(parsePtxasVerbose(pairs.log).length > 0, pairs.log);
     const ptx = using('nvrtc', () => compileModule({ ...reg16, target: 'ptx' }));
     const text = fs.readFileSync(ptx.file, 'utf8');
     assert.match(text, /\.target sm_90/);

@@ -26,8 +26,9 @@
 //                           send(i) of lane lane ^ masks[i]). The GPU runs that loop (send, shuffle, use,
 //                           in index order: the kernel keeps the dataflow of the single shuffles it
 //                           replaces), the host posts every send(i), waits once, then makes every use(i, ·).
-//                           Valid when no send(j) reads what a use(i), i < j, wrote (the host would see the
-//                           old value): independent exchanges of one reduction level, say.
+//                           Valid when the step's sends and uses do not see each other's effects: no send(j)
+//                           reads what a use(i), i < j, writes, and no use reads what a later send writes
+//                           (the host would see other values): independent exchanges of one reduction level.
 //
 // CUDA (CudaThread): thin wrappers of blockIdx / threadIdx / __syncthreads / __shfl_xor_sync and the
 // kernel's extern __shared__ array. One-dimensional launches (kGrid2D = false: the conv family, whose
@@ -200,6 +201,25 @@ enum HostFault : int32_t {
   kFaultTooManyThreads = 4,     // more than kMaxThreads threads per block
 };
 
+// The value type of an expression's type (float for float, const float& and float&&): <type_traits> is not
+// available to NVRTC, which compiles this header for user arms.
+template <class T>
+struct ValueOf {
+  using type = T;
+};
+template <class T>
+struct ValueOf<T&> {
+  using type = typename ValueOf<T>::type;
+};
+template <class T>
+struct ValueOf<T&&> {
+  using type = typename ValueOf<T>::type;
+};
+template <class T>
+struct ValueOf<const T> {
+  using type = T;
+};
+
 class HostThread {
  public:
   HostThread() = default;
@@ -251,7 +271,7 @@ class HostThread {
   }
   template <int N, class Send, class Use>
   void shfl_xor_each(const int (&mask)[N], const Send& send, const Use& use) {
-    using T = decltype(send(0));
+    using T = typename ValueOf<decltype(send(0))>::type;  // a send may return a reference
     T v[N], got[N];
     for (int i = 0; i < N; ++i) v[i] = send(i);
     shfl_xor_n(v, mask, got);

@@ -272,12 +272,12 @@ void coop_sync(HostCoop* c, int tid) {
   c->pass_on(tid);
 }
 
-// Source lane of a full-warp xor shuffle; out of the warp (or past the block's last thread) the
-// caller's own value comes back, as CUDA returns it for lanes outside the width.
+// Source lane of a full-warp xor shuffle: lane ^ the mask's low 5 bits, as PTX's shfl.bfly takes it (a mask of
+// 32 reads the caller's own lane, 33 lane ^ 1, -1 lane ^ 31). A source past the block's last thread (a partial
+// last warp) gives the caller's own value here; on a GPU that read is undefined.
 inline int shuffle_source(const HostCoop* c, int tid, int mask) {
   const unsigned lane = (unsigned)tid % kWarp;  // tid >= 0
-  const unsigned src_lane = lane ^ (unsigned)mask;  // a negative mask gives src_lane >= kWarp
-  if (src_lane >= (unsigned)kWarp) return tid;
+  const unsigned src_lane = lane ^ ((unsigned)mask & (unsigned)(kWarp - 1));
   const int src = tid - (int)lane + (int)src_lane;
   return src < c->n ? src : tid;
 }
@@ -310,7 +310,7 @@ T coop_shfl(HostCoop* c, int tid, T v, int mask) {
 template <int NF, class T>
 inline void coop_shfl_n_of(HostCoop* c, int tid, const T* v, const int* mask, T* out, int n) {
   uint32_t w[kMaxExchange], got[kMaxExchange];
-  const int count = NF > 0 ? NF : n;
+  const int count = NF > 0 ? NF : n;  // 1..kMaxExchange: HostThread::shfl_xor_n checks N at compile time
   for (int i = 0; i < count; ++i) std::memcpy(&w[i], &v[i], 4);
   coop_exchange<NF>(c, tid, w, mask, got, count);
   for (int i = 0; i < count; ++i) std::memcpy(&out[i], &got[i], 4);
@@ -325,7 +325,7 @@ void coop_shfl_n(HostCoop* c, int tid, const T* v, const int* mask, T* out, int 
     case 3: return coop_shfl_n_of<3>(c, tid, v, mask, out, n);
     case 4: return coop_shfl_n_of<4>(c, tid, v, mask, out, n);
     case 8: return coop_shfl_n_of<8>(c, tid, v, mask, out, n);
-    default: return coop_shfl_n_of<0>(c, tid, v, mask, out, n < kMaxExchange ? n : kMaxExchange);
+    default: return coop_shfl_n_of<0>(c, tid, v, mask, out, n);
   }
 }
 

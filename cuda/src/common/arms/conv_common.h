@@ -124,7 +124,7 @@ GDN_HDI void silu_group(float (&y)[R][N], bool fast) {
   // instruction; gdn_silu_fast has no branch), as `vec`'s host passes do (conv_vec.h). The same function per
   // value, so the same bits; the GPU keeps the unrolled form below.
   if (fast) {
-    float* v = &y[0][0];
+    float(&v)[R * N] = *reinterpret_cast<float(*)[R * N]>(&y);  // the group as one array (same floats, same layout)
 #pragma GCC ivdep
     for (int k = 0; k < R * N; ++k) v[k] = S::fast(v[k]);
     return;

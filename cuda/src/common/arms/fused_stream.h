@@ -79,6 +79,7 @@ GDN_HDI float head_sumsq_lanes(Ctx& t, const float (&x)[kVec], int lane) {
 template <class Ctx>
 GDN_HDI void head_l2_inv_rows4(Ctx& t, const float (&y)[kStreamRows][kVec], int lane, float (&inv)[kStreamRows]) {
   static_assert(kStreamRows == 4, "the reduce-scatter spreads 4 rows over lane bits 4 and 3");
+  static_assert(kVec == 4, "the mask lists below have 2·kVec and kVec entries");
   using postconv::square;
   const bool b4 = (lane & 16) != 0, b3 = (lane & 8) != 0, b2 = (lane & 4) != 0, b1 = (lane & 2) != 0;
   // Each of levels 64, 32 and 16 is one exchange step (shfl_xor_each: the GPU's loop as before, one wait on
