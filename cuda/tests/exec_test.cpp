@@ -1,9 +1,9 @@
 // exec_test.cpp — unit test of the host side of the execution interface (common/exec.h,
 // host/exec_host.cpp): block order and coordinates of the plain loop, CUDA semantics of sync() and
 // shfl_xor() on cooperative fibers (a barrier really waits for every thread; a shuffle reads the other
-// lane's value of the same step; shfl_xor_n and shfl_xor_each, N of them at one wait), mixing warps at shuffles with warps at a barrier, the faults
-// (undeclared barrier, divergent barrier), fiber stacks reused over many 1024-thread blocks, and the
-// cost of a switch. Built twice: with the x86-64 switch and with the ucontext fallback.
+// lane's value of the same step; shfl_xor_n and shfl_xor_each, N of them at one wait), mixing warps at
+// shuffles with warps at a barrier, the faults (undeclared barrier, divergent barrier), fiber stacks reused
+// over many 1024-thread blocks, and the cost of a switch. Built twice: with the x86-64 switch and with the ucontext fallback.
 #include "common/exec.h"
 
 #include <chrono>
@@ -214,13 +214,7 @@ void test_exchange_n() {
       for (int i = 0; i < 6; ++i) single[at * 6 + (size_t)i] = t.shfl_xor(v[i], masks[i]);
       t.shfl_xor_n(v, masks, got);
       for (int i = 0; i < 6; ++i) batched[at * 6 + (size_t)i] = got[i];
-      float sent[6];
-      t.shfl_xor_each(masks, [&](int i) { return v[i]; },
-                      [&](int i, float g2) {
-                        each[at * 6 + (size_t)i] = g2;
-                        sent[i] = g2;
-                      });
-      (void)sent;
+      t.shfl_xor_each(masks, [&](int i) { return v[i]; }, [&](int i, float g2) { each[at * 6 + (size_t)i] = g2; });
       const int32_t iv[2] = {(int32_t)0x80000001u + t.tid(), -t.tid()};
       const int imasks[2] = {2, 5};
       int32_t igot[2];
@@ -249,7 +243,7 @@ void test_exchange_n() {
     check(ints_single == ints_batched, "shfl_xor_n(int32): the same bits as one shfl_xor per value");
   }
   // Host order of shfl_xor_each: every send before any use (the GPU's loop interleaves them; a body may
-  // rely on neither, docs/SPEC.md §12): a use that changes what a later send reads shows it.
+  // rely on neither, docs/SPEC.md §13): a use that changes what a later send reads shows it.
   HostGrid g;
   g.threads = 32;
   g.cooperative = true;

@@ -276,22 +276,20 @@ static void run_conv(const std::vector<ConvVariant>& vars, int rounds) {
       int64_t progs = N;
       *dprog = nullptr;
       if (chunk > 0) {
-        std::vector<int32_t> pr;
+        std::vector<std::pair<int32_t, int32_t>> programs;  // (sequence, chunk)
         for (int64_t s = 0; s < N; ++s)
-          for (int64_t k = 0; k * chunk < sh.lengths[s]; ++k) { pr.push_back((int32_t)s); pr.push_back((int32_t)k); }
+          for (int64_t k = 0; k * chunk < sh.lengths[s]; ++k) programs.push_back({(int32_t)s, (int32_t)k});
         if (order != 0) {  // set 12: the same programs in another order (bits cannot change: each is independent)
-          std::vector<std::pair<int32_t, int32_t>> pairs;
-          for (size_t i = 0; i < pr.size(); i += 2) pairs.push_back({pr[i], pr[i + 1]});
           auto len = [&](const std::pair<int32_t, int32_t>& q) {
             return std::min<int64_t>(chunk, sh.lengths[q.first] - (int64_t)q.second * chunk);
           };
-          std::stable_sort(pairs.begin(), pairs.end(), [&](const auto& a, const auto& b) {
+          std::stable_sort(programs.begin(), programs.end(), [&](const auto& a, const auto& b) {
             if (order == 3 && (a.second == 0) != (b.second == 0)) return a.second == 0;
             return order == 2 ? len(a) < len(b) : len(a) > len(b);
           });
-          pr.clear();
-          for (const auto& q : pairs) { pr.push_back(q.first); pr.push_back(q.second); }
         }
+        std::vector<int32_t> pr;
+        for (const auto& q : programs) { pr.push_back(q.first); pr.push_back(q.second); }
         CK(cudaMalloc(dprog, pr.size() * 4));
         CK(cudaMemcpy(*dprog, pr.data(), pr.size() * 4, cudaMemcpyHostToDevice));
         progs = (int64_t)pr.size() / 2;

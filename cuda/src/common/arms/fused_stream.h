@@ -84,6 +84,9 @@ GDN_HDI void head_l2_inv_rows4(Ctx& t, const float (&y)[kStreamRows][kVec], int 
   const bool b4 = (lane & 16) != 0, b3 = (lane & 8) != 0, b2 = (lane & 4) != 0, b1 = (lane & 2) != 0;
   // Each of levels 64, 32 and 16 is one exchange step (shfl_xor_each: the GPU's loop as before, one wait on
   // the host instead of 8, 4 and 2), and so is the fetch of the other rows' scales. i = 4·rr + e at level 64.
+  // Level 64's squares are written in both send and use: on the GPU they are one computation (send(i) and use(i)
+  // inline side by side); the host squares twice. Handing the kept square from send to use through an array
+  // moved the spills of the K > 4 variants (ptxas, session 18), so the GPU's code keeps this form.
   float n64[2][kVec];
   const int masks64[2 * kVec] = {16, 16, 16, 16, 16, 16, 16, 16};
   t.shfl_xor_each(
