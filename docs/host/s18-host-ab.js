@@ -1,6 +1,7 @@
 // Session 18's single-thread A/B of the host replay (docs/BENCHMARKS.md, "Session 18"): one op called in a loop
 // for a fixed time through the library in dist/ and the libgdn named by GDN_LIBRARY, on one replay thread
-// (GDN_HOST_THREADS=1 keeps the other core's noise out). Qwen3.5-4B layout, T tokens, bf16.
+// (GDN_HOST_THREADS=1 keeps the other core's noise out). Qwen3.5-4B layout, T tokens, bf16. The arm's bits are
+// compared with the op's reference first; an arm that differs is not timed.
 //   GDN_HOST_THREADS=1 GDN_LIBRARY=... node docs/host/s18-host-ab.js postconv|fused|conv|update ARM [T] [seconds]
 // update: the decode update of T sequences (B = T) over C = 8192 channels, a 16-slot f32 pool, in place, slots as numbers.
 'use strict';
@@ -27,10 +28,39 @@ const call = {
   update: () => ops.conv.updateSync(updIn, { arm, outDtype: 'bf16', backend, inPlace: true, out: updOut }),
 }[op];
 if (!call) throw new Error(`op: must be postconv, fused, conv or update, got ${op}`);
-let n = 0;
-const t0 = process.hrtime.bigint();
-while (Number(process.hrtime.bigint() - t0) < secs * 1e9) {
-  call().release();
-  n++;
+
+// Before timing: the arm's bits against the op's reference (conv scalar; post-conv tree; fused the chain conv
+// scalar -> post-conv tree; update reference, both on fresh outputs so the timed in-place pool is untouched).
+const { countDifferingWords } = require(lib + '/check/bits');
+const bitsOf = (r, names) => names.map((k) => r[k].bits());
+const compare = (got, ref, names) => {
+  const a = bitsOf(got, names), b = bitsOf(ref, names);
+  got.release();
+  ref.release();
+  return { bad: a.reduce((m, x, i) => m + countDifferingWords(x, b[i]), 0), words: a.reduce((m, x) => m + x.length, 0) };
+};
+const qkvgb = ['q', 'k', 'v', 'g', 'beta'];
+const check = {
+  postconv: () => compare(call(), ops.postconv.forwardSync(postIn, { ...dims, arm: 'tree', qkvDtype: 'bf16', backend }), qkvgb),
+  fused: () => {
+    const fin = { ...convIn, ...gates }, fo = { ...dims, convDtype: 'bf16', qkvDtype: 'bf16', backend };
+    return ops.fused.chain(fin, fo).then((ref) => compare(ops.fused.forwardSync(fin, { ...fo, arm }), ref, [...qkvgb, 'convState']));
+  },
+  conv: () => compare(call(), ops.conv.forwardSync(convIn, { arm: 'scalar', mapping: 'sequence', outDtype: 'bf16', backend }), ['out', 'convState']),
+  update: () =>
+    compare(ops.conv.updateSync(updIn, { arm, outDtype: 'bf16', backend }), ops.conv.updateSync(updIn, { arm: 'reference', outDtype: 'bf16', backend }), ['out', 'state']),
+}[op];
+Promise.resolve(check()).then(({ bad, words }) => {
+  if (bad !== 0) throw new Error(`${op} ${arm}: ${bad} of ${words} words differ from the reference; not timed`);
+  time(`0 of ${words} words differ from the reference`);
+});
+
+function time(checked) {
+  let n = 0;
+  const t0 = process.hrtime.bigint();
+  while (Number(process.hrtime.bigint() - t0) < secs * 1e9) {
+    call().release();
+    n++;
+  }
+  console.log(`${op} ${arm} T=${T}: ${(Number(process.hrtime.bigint() - t0) / 1e6 / n).toFixed(3)} ms per call over ${n} calls (${checked})`);
 }
-console.log(`${op} ${arm} T=${T}: ${(Number(process.hrtime.bigint() - t0) / 1e6 / n).toFixed(3)} ms per call over ${n} calls`);
