@@ -11,16 +11,21 @@ Reads a JSON list of cases on stdin and prints one JSON object per case on stdou
              per-batch metadata). No Python loop over sequences.
   postconv:  {"op": "postconv", "T": 2048, "Hk": 16, "Hv": 32, "Dk": 128, "Dv": 128}
              split, reshape, l2norm in f32, gating (softplus, exp, sigmoid) in eager PyTorch.
-Each sample is one call of the whole op between two CUDA events, with the L2 flushed (a buffer of
-twice the L2 size overwritten) before it, outside the events. Timing stops after min_samples and
-min_time_s, or at max_time_s.
+Timing (bench/fair_timing.py): each sample is one call of the whole op between two CUDA events, the L2
+flushed (twice its size overwritten) before it outside the events, and a GPU-side hold queued before the
+start event so that the host has queued the whole call before the GPU reaches it: PyTorch's own host
+time per call cannot enter the figure, as libgdn's timing keeps ours out (the fair method). The naive
+figure (host synchronised after every sample, no hold) and a CUDA-graph replay of the call are reported
+beside it. Timing stops after min_samples and min_time_s, or at max_time_s.
 """
 import json
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
+
+import fair_timing  # same folder
+from fair_timing import CudaStream, FairState, graph_of
 
 
 def conv_case(case, dev):
@@ -86,43 +91,23 @@ def postconv_case(case, dev):
     return run, bytes_moved
 
 
-def measure(run, flush, min_samples, min_time_s, max_time_s):
-    for _ in range(3):
-        run()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    samples = []
-    t0 = time.monotonic()
-    while True:
-        flush.zero_()
-        start.record()
-        run()
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end) * 1000.0)
-        elapsed = time.monotonic() - t0
-        if (len(samples) >= min_samples and elapsed >= min_time_s) or elapsed >= max_time_s:
-            break
-    return quantiles(samples)
-
-
-def quantiles(samples):
-    """n, median, p10, p90 and min of a list of µs samples (also used by bench/vllm_reference.py)."""
-    s = sorted(samples)
-    q = lambda p: s[min(len(s) - 1, int(p * (len(s) - 1) + 0.5))]
-    return {"n": len(s), "median_us": q(0.5), "p10_us": q(0.1), "p90_us": q(0.9), "min_us": s[0]}
+def time_baseline(stream, state, run, case, copy=None):
+    """bench/fair_timing.py's time_baseline with this case's limits and torch's CUDA-graph capture."""
+    limits = dict(min_samples=case.get("min_samples", 50), min_time_s=case.get("min_time_s", 0.3), max_time_s=case.get("max_time_s", 3.0))
+    return fair_timing.time_baseline(stream, state, run, limits, copy=copy, capture=lambda fn: graph_of(torch, fn))
 
 
 def main():
     cases = json.load(sys.stdin)
     dev = torch.device("cuda")
     props = torch.cuda.get_device_properties(dev)
-    flush = torch.empty(2 * max(props.L2_cache_size, 1 << 20), dtype=torch.uint8, device=dev)
-    print(json.dumps({"torch": torch.__version__, "cuda": torch.version.cuda, "device": props.name}), flush=True)
+    stream = CudaStream(torch, dev)
+    state = FairState()
+    print(json.dumps({"torch": torch.__version__, "cuda": torch.version.cuda, "device": props.name, "method": "fair"}), flush=True)
     for case in cases:
         make = conv_case if case["op"] == "conv" else postconv_case
         run, bytes_moved = make(case, dev)
-        r = measure(run, flush, case.get("min_samples", 50), case.get("min_time_s", 0.3), case.get("max_time_s", 3.0))
+        r = time_baseline(stream, state, run, case)
         r.update({"id": case["id"], "bytes": bytes_moved})
         print(json.dumps(r), flush=True)
 

@@ -10,19 +10,21 @@ Before timing, each case's outputs are checked against float32 formulas of the s
 tolerance (vLLM is not bit-exact) and the result is reported with the times ("check").
 Each case also times a device-to-device copy of the same traffic in this process, so "x copy" here is
 this process's own copy. The kernels come from vLLM's wheel (bench/pack-vllm.sh) on sys.path given by
---vllm-path; nothing of vLLM is part of gdnlab. Timing: CUDA events around one call, L2 flushed before
-each call outside the events, rounds alternating kernel and copy.
+--vllm-path; nothing of vLLM is part of gdnlab. Timing: bench/fair_timing.py's fair method (CUDA events
+around one call, L2 flushed outside them, a GPU-side hold so that Python's launch time cannot enter the
+figure), kernel and copy interleaved; the naive figure (host synchronised after every sample) and a
+CUDA-graph replay are reported beside it ("naive", "graph").
 """
 import argparse
 import json
 import sys
-import time
 import types
 
 import torch
 import torch.nn.functional as F
 
-from torch_reference import quantiles  # same folder: one definition of the reported statistics
+from fair_timing import CudaStream, FairState  # same folder
+from torch_reference import time_baseline  # one timing routine for both baselines
 
 
 def conv_case(case, dev, vllm):
@@ -114,31 +116,6 @@ def postconv_case(case, dev, vllm):
     return run, T * (C * 2 + 2 * Hv * 2 + C * 2 + 2 * Hv * 4), check
 
 
-def measure(run, copy, flush, min_samples, min_time_s, max_time_s):
-    for _ in range(3):
-        run()
-        copy()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    kernel, copied = [], []
-    t0 = time.monotonic()
-    while True:
-        for fn, out in ((run, kernel), (copy, copied)):
-            flush.zero_()
-            start.record()
-            fn()
-            end.record()
-            end.synchronize()
-            out.append(start.elapsed_time(end) * 1000.0)
-        elapsed = time.monotonic() - t0
-        if (len(kernel) >= min_samples and elapsed >= min_time_s) or elapsed >= max_time_s:
-            break
-    r = quantiles(kernel)
-    r["copy_median_us"] = quantiles(copied)["median_us"]
-    r["x_copy"] = r["median_us"] / r["copy_median_us"]
-    return r
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--vllm-path", required=True, help="folder holding the vllm package made by bench/pack-vllm.sh")
@@ -149,12 +126,14 @@ def main():
     cases = json.load(sys.stdin)
     dev = torch.device("cuda")
     props = torch.cuda.get_device_properties(dev)
-    flush = torch.empty(2 * max(props.L2_cache_size, 1 << 20), dtype=torch.uint8, device=dev)
+    stream = CudaStream(torch, dev)
+    state = FairState()
     try:
         wheel = open(f"{args.vllm_path}/VLLM_WHEEL").read().strip()
     except OSError:
         wheel = "unknown"
-    print(json.dumps({"vllm": wheel, "torch": torch.__version__, "triton": triton.__version__, "device": props.name}),
+    print(json.dumps({"vllm": wheel, "torch": torch.__version__, "triton": triton.__version__, "device": props.name,
+                      "method": "fair"}),
           flush=True)
     for case in cases:
         make = conv_case if case["op"] == "conv" else postconv_case
@@ -169,8 +148,7 @@ def main():
         half = bytes_moved // 2
         src = torch.empty(half, dtype=torch.uint8, device=dev)
         dst = torch.empty_like(src)
-        r = measure(run, lambda: dst.copy_(src), flush, case.get("min_samples", 50), case.get("min_time_s", 0.3),
-                    case.get("max_time_s", 3.0))
+        r = time_baseline(stream, state, run, case, copy=lambda: dst.copy_(src))
         r.update({"id": case["id"], "bytes": bytes_moved, "check": checked})
         print(json.dumps(r), flush=True)
 

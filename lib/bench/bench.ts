@@ -44,6 +44,46 @@ export interface BenchRow {
   note?: string;
 }
 
+export interface BaselineMethods {
+  baseline: string;
+  shape: string;
+  fairUs: number;
+  naiveUs: number;
+  /** null when the call could not be captured into a graph (graphError says why). */
+  graphUs: number | null;
+  graphError?: string;
+  /** The GPU-side hold the fair method ended with, and how many samples it retook because the host was behind. */
+  holdUs: number;
+  retaken: number;
+}
+
+/** A baseline script's per-case result (bench/torch_reference.py time_baseline): the fair figure at the top level. */
+interface BaselineResult {
+  id: string;
+  median_us: number;
+  p10_us: number;
+  p90_us: number;
+  n: number;
+  bytes: number;
+  x_copy: number;
+  copy_median_us: number;
+  naive?: { median_us: number };
+  graph?: { median_us: number } | { error: string };
+  hold_us?: number;
+  retaken?: number;
+  check?: { ok: boolean; error?: string; max_excess_err?: unknown };
+}
+
+/** The three methods' figures of one baseline result (the fair one is the result's own median). */
+function baselineMethods(baseline: string, shape: string, r: BaselineResult): BaselineMethods {
+  const graph = r.graph && 'median_us' in r.graph ? r.graph.median_us : null;
+  return {
+    baseline, shape, fairUs: r.median_us, naiveUs: r.naive?.median_us ?? Number.NaN, graphUs: graph,
+    ...(r.graph && 'error' in r.graph ? { graphError: r.graph.error } : {}),
+    holdUs: r.hold_us ?? Number.NaN, retaken: r.retaken ?? 0,
+  };
+}
+
 export interface BenchReport {
   op: 'conv' | 'postconv' | 'fused';
   revision: string;
@@ -52,6 +92,12 @@ export interface BenchReport {
   rows: BenchRow[];
   copies: { shape: string; medianUs: number; gbps: number }[];
   torchRows: { shape: string; medianUs: number; p10Us: number; p90Us: number; n: number }[];
+  /**
+   * Every external baseline's time by the three methods of bench/fair_timing.py, measured in its own process
+   * in this run: fair (the host ahead of the GPU, the figure every ratio uses), naive (host synchronised
+   * after every sample: Python's launch time counted as the kernel's) and a CUDA-graph replay of the call.
+   */
+  baselines: BaselineMethods[];
   stops: { shape: string; reason: string; detail: string }[];
   /** Every timing run with its raw samples (`--samples`), one per shape. */
   timings?: (ReturnType<TimingResult['toJSON']> & { shape: string })[];
@@ -228,7 +274,7 @@ async function timeShape(report: BenchReport, shape: string, bytes: number, opts
 
 export async function benchConv(opts: BenchOptions): Promise<BenchReport> {
   const backend = opts.backend;
-  const report: BenchReport = { op: 'conv', revision: revision(), provenance: null, torch: null, rows: [], copies: [], torchRows: [], stops: [], ...(opts.samples ? { timings: [] } : {}) };
+  const report: BenchReport = { op: 'conv', revision: revision(), provenance: null, torch: null, rows: [], copies: [], torchRows: [], baselines: [], stops: [], ...(opts.samples ? { timings: [] } : {}) };
   const shapes = selectShapes(convBenchShapes(opts.quick), opts);
   const timed = selectArms(convTimed(), opts);
   for (const [i, shape] of shapes.entries()) {
@@ -299,7 +345,7 @@ export function postconvBenchShapes(quick = false): PostconvBenchShape[] {
 
 export async function benchPostconv(opts: BenchOptions): Promise<BenchReport> {
   const backend = opts.backend;
-  const report: BenchReport = { op: 'postconv', revision: revision(), provenance: null, torch: null, rows: [], copies: [], torchRows: [], stops: [], ...(opts.samples ? { timings: [] } : {}) };
+  const report: BenchReport = { op: 'postconv', revision: revision(), provenance: null, torch: null, rows: [], copies: [], torchRows: [], baselines: [], stops: [], ...(opts.samples ? { timings: [] } : {}) };
   const table = selectArms(arms('postconv').map((a) => ({ ...a, arm: a.name })), opts);
   const reference = referenceArm('postconv').name;
   const shapes = selectShapes(postconvBenchShapes(opts.quick), opts);
@@ -399,7 +445,7 @@ export function fusedChainPostconv(): postconv.PostconvArm {
  */
 export async function benchFused(opts: BenchOptions): Promise<BenchReport> {
   const backend = opts.backend;
-  const report: BenchReport = { op: 'fused', revision: revision(), provenance: null, torch: { error: 'bench/torch_reference.py has no fused case; bench conv and bench postconv time each step against PyTorch' }, rows: [], copies: [], torchRows: [], stops: [] };
+  const report: BenchReport = { op: 'fused', revision: revision(), provenance: null, torch: { error: 'bench/torch_reference.py has no fused case; bench conv and bench postconv time each step against PyTorch' }, rows: [], copies: [], torchRows: [], baselines: [], stops: [] };
   const K = 4;
   const D = fused.FUSED_HEAD_DIM;
   const fusedArms = checkedFusedArms();
@@ -524,7 +570,8 @@ function attachVllmChain(report: BenchReport, opts: BenchOptions): void {
   }
   const lines = run.stdout.trim().split('\n').map((l) => JSON.parse(l));
   const head = lines.shift();
-  const byId = new Map(lines.map((r) => [r.id as string, r]));
+  const byId = new Map<string, BaselineResult>(lines.map((r) => [r.id as string, r as BaselineResult]));
+  for (const r of byId.values()) report.baselines.push(baselineMethods('vLLM', r.id, r));
   for (const s of shapes) {
     const c = byId.get(`${s.id} conv`);
     const p = byId.get(`${s.id} postconv`);
@@ -539,7 +586,7 @@ function attachVllmChain(report: BenchReport, opts: BenchOptions): void {
     report.rows.push({
       shape: s.id, arm: 'vLLM conv + post-conv', correct: false, mismatches: NaN, medianUs: us, p10Us: NaN, p90Us: NaN, n: Math.min(c.n, p.n),
       bytes: fusedRows[0].bytes, gbps: fusedRows[0].bytes / (us * 1e3), xCopy: us / copy.medianUs,
-      note: `${trusted ? '' : `NOT COMPARABLE: conv: ${trustC.note} post-conv: ${trustP.note}`}vLLM ${head.vllm} (its own process): conv ${c.median_us.toFixed(1)} µs (${c.x_copy.toFixed(2)}x its copy) + post-conv ${p.median_us.toFixed(1)} µs (${p.x_copy.toFixed(2)}x)${trusted ? `; ${fusedRows.map((f) => `${f.arm} / vLLM = ${(f.medianUs / us).toFixed(3)}`).join('; ')}` : ''}; not bit-exact (bf16-rounded products, approximate softplus)`,
+      note: `${trusted ? '' : `NOT COMPARABLE: conv: ${trustC.note} post-conv: ${trustP.note}`}vLLM ${head.vllm} (its own process, host ahead of the GPU): conv ${c.median_us.toFixed(1)} µs (${c.x_copy.toFixed(2)}x its copy) + post-conv ${p.median_us.toFixed(1)} µs (${p.x_copy.toFixed(2)}x)${trusted ? `; ${fusedRows.map((f) => `${f.arm} / vLLM = ${(f.medianUs / us).toFixed(3)}`).join('; ')}` : ''}; not bit-exact (bf16-rounded products, approximate softplus)`,
     });
   }
 }
@@ -562,14 +609,15 @@ function attachVllm(report: BenchReport, cases: Record<string, unknown>[], opts:
   }
   const lines = run.stdout.trim().split('\n').map((l) => JSON.parse(l));
   const head = lines.shift();
-  for (const v of lines) {
+  for (const v of lines as BaselineResult[]) {
+    report.baselines.push(baselineMethods('vLLM', v.id, v));
     const ours = report.rows.filter((r) => r.shape === v.id && r.correct && !r.planted).sort((a, b) => a.medianUs - b.medianUs)[0];
     const trust = baselineTrust(v);
     report.rows.push({
       shape: v.id, arm: 'vLLM (Triton)', correct: false, mismatches: NaN, medianUs: v.median_us, p10Us: v.p10_us, p90Us: v.p90_us, n: v.n,
       bytes: v.bytes, gbps: v.bytes / (v.median_us * 1e3), xCopy: v.x_copy,
-      note: `${trust.note}${head.vllm}, triton ${head.triton}, its own process: ×copy against its own copy (${v.copy_median_us.toFixed(1)} µs); not bit-exact`
-        + (ours && trust.ok ? `; fastest correct arm ${ours.arm} ${ours.xCopy.toFixed(2)}× copy = ${(ours.xCopy / v.x_copy).toFixed(2)}× vLLM's` : ''),
+      note: `${trust.note}${head.vllm}, triton ${head.triton}, its own process, host ahead of the GPU: ×copy against its own copy (${v.copy_median_us.toFixed(1)} µs); not bit-exact`
+        + (ours && trust.ok ? `; fastest correct arm ${ours.arm}${ours.mapping ? '/' + ours.mapping : ''} ${ours.xCopy.toFixed(2)}× copy = ${(ours.xCopy / v.x_copy).toFixed(2)}× vLLM's time (copy-normalised; ${(ours.medianUs / v.median_us).toFixed(2)}× in µs)` : ''),
     });
   }
 }
@@ -602,7 +650,8 @@ function attachTorch(report: BenchReport, cases: Record<string, unknown>[], opts
   const lines = run.stdout.trim().split('\n').map((l) => JSON.parse(l));
   const head = lines.shift();
   report.torch = { version: head.torch, cuda: head.cuda, device: head.device };
-  for (const r of lines) {
+  for (const r of lines as BaselineResult[]) {
+    report.baselines.push(baselineMethods('PyTorch eager', r.id, r));
     report.torchRows.push({ shape: r.id, medianUs: r.median_us, p10Us: r.p10_us, p90Us: r.p90_us, n: r.n });
     for (const row of report.rows) if (row.shape === r.id) row.xTorch = row.medianUs / r.median_us;
   }
@@ -623,7 +672,7 @@ export function benchMarkdown(r: BenchReport, command: string): string {
     lines.push(`- clocks at start: SM ${p.smClockMhz} MHz (max ${p.maxSmClockMhz}), memory ${p.memClockMhz} MHz (max ${p.maxMemClockMhz}) [${p.clocksSource}]; at end of the first shape: SM ${p.clocksAfter.smClockMhz}, memory ${p.clocksAfter.memClockMhz} MHz`);
     lines.push(`- revision ${r.revision}, arithmetic v${p.arithmetic}; run ${p.runId} at ${p.time}; ${p.mode} L2 (flushed outside every timed launch), arms interleaved with rotated order`);
   }
-  if (r.torch && 'version' in r.torch) lines.push(`- PyTorch ${r.torch.version} (CUDA ${r.torch.cuda}) on ${r.torch.device}, same invocation, CUDA events, L2 flushed before each call`);
+  if (r.torch && 'version' in r.torch) lines.push(`- PyTorch ${r.torch.version} (CUDA ${r.torch.cuda}) on ${r.torch.device}, same invocation, CUDA events, L2 flushed before each call, host ahead of the GPU (bench/fair_timing.py)`);
   else if (r.torch) lines.push(`- PyTorch: not measured (${r.torch.error})`);
   lines.push('- µs per launch: median [p10, p90]; GB/s = minimal bytes moved / median; ×copy = median / median of a device copy of the same bytes in the same run; ×torch = median / PyTorch eager median', '');
   for (const shape of [...new Set(r.rows.map((x) => x.shape))]) {
@@ -636,6 +685,15 @@ export function benchMarkdown(r: BenchReport, command: string): string {
       lines.push(`| ${row.arm} | ${row.mapping ?? ''} | ${f(row.medianUs, 1)} | ${f(row.p10Us, 1)} | ${f(row.p90Us, 1)} | ${row.n} | ${f(row.gbps, 0)} | ${f(row.xCopy)} | ${f(row.xTorch)} | ${note} |`);
     }
     lines.push('');
+  }
+  if (r.baselines.length) {
+    lines.push('**External baselines by timing method** — fair: a GPU-side hold keeps the host ahead, so the call\'s host time is not counted (every ratio above uses it); naive: the host synchronised after every sample, no hold; graph: a CUDA-graph replay of the call, host ahead', '');
+    lines.push('| baseline | shape | fair µs | naive µs | naive / fair | graph µs | graph / fair |', '|---|---|---:|---:|---:|---:|---:|');
+    for (const b of r.baselines) {
+      lines.push(`| ${b.baseline} | ${b.shape} | ${f(b.fairUs, 1)} | ${f(b.naiveUs, 1)} | ${f(b.naiveUs / b.fairUs)} | ${b.graphUs === null ? `– (${b.graphError ?? 'not captured'})` : f(b.graphUs, 1)} | ${b.graphUs === null ? '–' : f(b.graphUs / b.fairUs)} |`);
+    }
+    const holds = r.baselines.map((b) => b.holdUs).filter(Number.isFinite);
+    lines.push('', `Final GPU-side hold ${holds.length ? Math.max(...holds).toFixed(0) : '–'} µs; samples retaken because the host was behind: ${r.baselines.reduce((n, b) => Math.max(n, b.retaken), 0)} (cumulative per process).`, '');
   }
   return lines.join('\n');
 }

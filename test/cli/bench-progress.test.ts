@@ -53,7 +53,7 @@ describe('bench: partial reports while the run goes on', function () {
       const md = path.join(dir, 'bench.md');
       const write = progressWriter(parseArgs(['bench', 'conv', `--json=${json}`, '--markdown', md]), 'gdnlab bench conv');
       assert.ok(write);
-      const partial: BenchReport = { op: 'conv', revision: 'r', provenance: null, torch: null, rows: [], copies: [], torchRows: [], stops: [], incomplete: 'written after shape 1 of 2 (x), before the run\'s end' };
+      const partial: BenchReport = { op: 'conv', revision: 'r', provenance: null, torch: null, rows: [], copies: [], torchRows: [], baselines: [], stops: [], incomplete: 'written after shape 1 of 2 (x), before the run\'s end' };
       write!(partial);
       assert.equal(JSON.parse(fs.readFileSync(json, 'utf8')).incomplete, partial.incomplete);
       assert.match(fs.readFileSync(md, 'utf8'), /\*\*Incomplete\*\*: written after shape 1 of 2/);

@@ -16,6 +16,11 @@ struct CudaState {
   cudaEvent_t ev_start = nullptr, ev_stop = nullptr;
   void* flush = nullptr;          // 2 x L2 bytes, allocated at the first timed run with flush_l2
   size_t flush_bytes = 0;
+  // The GPU-side hold before each timed launch (timing.cu, "host ahead of the GPU"): starts short and
+  // doubles whenever a sample finds the host was not ahead; kept for the backend's life so that later
+  // runs start from what worked.
+  unsigned long long hold_ns = 20000;
+  unsigned long long late_samples = 0;  // samples retaken because the host fell behind (diagnostics)
   int l2_bytes = 0;
   // Pinned host memory for small device-to-host reads (query_start_loc and state_indices read back
   // by the validators, small downloads): a copy into pageable memory goes through the driver's

@@ -5,6 +5,16 @@
 // back-to-back launches; a sample is the event time of one replay of that graph divided by G. A
 // short kernel's per-launch CPU/driver overhead then no longer sits between the events (only the
 // one graph launch does, spread over G), and L2 is warm from the second launch on.
+//
+// The host runs ahead of the GPU in every sample (docs/BENCHMARKS.md, "Method"): after the flush, a
+// hold kernel spins on the GPU's global timer while the host enqueues the start event, the launch and
+// the stop event, so the GPU goes from start to launch to stop without waiting for the host. Whether
+// that held is checked, not assumed: once the stop event is enqueued, the start event must not have
+// been reached yet. A sample where it had is discarded and taken again with twice the hold. Without
+// this, the events would count whatever the host spent between recording start and queuing the
+// kernel — nothing much for a C launch, tens of µs for a Python one — and a baseline timed by another
+// harness could not be compared with ours. bench/fair_timing.py applies the same rule to PyTorch and
+// vLLM.
 #include "common/backend_ops.h"
 #include "cuda/cuda_util.h"
 
@@ -23,6 +33,48 @@ gdn_status launch_op(gdn_backend* b, const PlannedOp& op) {
 }
 
 namespace {
+
+// Spins until `ns` nanoseconds of the GPU's global timer have passed. One thread: it occupies one SM
+// slot and no memory bandwidth, and ends before the timed launch starts (stream order).
+__global__ void hold_kernel(unsigned long long ns) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do {
+    __nanosleep(500);
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  } while (t - t0 < ns);
+}
+
+constexpr unsigned long long kMaxHoldNs = 20ull * 1000 * 1000;  // a host 20 ms late is an error, not a sample
+
+// One timed sample on the backend's stream: [flush] → hold → start → launch(s) → stop, retaken with a
+// longer hold until the host was ahead (the file's head). `launch` enqueues the timed work.
+template <typename Launch>
+gdn_status timed_sample(gdn_backend* b, bool flush, int fill, Launch launch, float* ms) {
+  CudaState* cs = cuda_state(b);
+  for (;;) {
+    gdn_status st = GDN_OK;
+    if (flush) st = cuda_check(b, cudaMemsetAsync(cs->flush, fill & 0xff, cs->flush_bytes, cs->stream), "time_ops: L2 flush");
+    if (st != GDN_OK) return st;
+    hold_kernel<<<1, 1, 0, cs->stream>>>(cs->hold_ns);
+    st = cuda_check_launch(b, "time_ops: hold kernel");
+    if (st == GDN_OK) st = cuda_check(b, cudaEventRecord(cs->ev_start, cs->stream), "time_ops: cudaEventRecord");
+    if (st == GDN_OK) st = launch();
+    if (st == GDN_OK) st = cuda_check(b, cudaEventRecord(cs->ev_stop, cs->stream), "time_ops: cudaEventRecord");
+    if (st != GDN_OK) return st;
+    // Reached already means the GPU may have waited for the host inside the timed region.
+    const cudaError_t reached = cudaEventQuery(cs->ev_start);
+    if (reached != cudaSuccess && reached != cudaErrorNotReady) return cuda_check(b, reached, "time_ops: cudaEventQuery");
+    st = cuda_check(b, cudaEventSynchronize(cs->ev_stop), "time_ops: a timed launch failed");
+    if (st == GDN_OK) st = cuda_check(b, cudaEventElapsedTime(ms, cs->ev_start, cs->ev_stop), "time_ops: cudaEventElapsedTime");
+    if (st != GDN_OK) return st;
+    if (reached == cudaErrorNotReady) return GDN_OK;
+    ++cs->late_samples;
+    if (cs->hold_ns >= kMaxHoldNs)
+      return fail(b, GDN_ERR_DEVICE, "time_ops: the host fell behind the GPU even with a %llu us hold before the timed launch", cs->hold_ns / 1000);
+    cs->hold_ns *= 2;
+  }
+}
 
 // The graphs of one time_ops call; destroyed on every way out.
 struct Graphs {
@@ -74,16 +126,10 @@ static gdn_status time_graphs(gdn_backend* b, const std::vector<PlannedOp>& ops,
   for (int32_t r = 0; r < cfg.rounds; ++r) {
     for (int32_t k = 0; k < n; ++k) {
       const int32_t i = cfg.rotate_order ? (r + k) % n : k;
-      if (cfg.flush_l2) {
-        st = cuda_check(b, cudaMemsetAsync(cs->flush, (r + k) & 0xff, cs->flush_bytes, cs->stream), "time_ops: L2 flush");
-        if (st != GDN_OK) return st;
-      }
-      st = cuda_check(b, cudaEventRecord(cs->ev_start, cs->stream), "time_ops: cudaEventRecord");
-      if (st == GDN_OK) st = cuda_check(b, cudaGraphLaunch(graphs.execs[(size_t)i], cs->stream), "time_ops: cudaGraphLaunch");
-      if (st == GDN_OK) st = cuda_check(b, cudaEventRecord(cs->ev_stop, cs->stream), "time_ops: cudaEventRecord");
-      if (st == GDN_OK) st = cuda_check(b, cudaEventSynchronize(cs->ev_stop), "time_ops: a graph replay failed");
       float ms = 0.0f;
-      if (st == GDN_OK) st = cuda_check(b, cudaEventElapsedTime(&ms, cs->ev_start, cs->ev_stop), "time_ops: cudaEventElapsedTime");
+      cudaGraphExec_t exec = graphs.execs[(size_t)i];
+      st = timed_sample(b, cfg.flush_l2 != 0, r + k,
+                        [&] { return cuda_check(b, cudaGraphLaunch(exec, cs->stream), "time_ops: cudaGraphLaunch"); }, &ms);
       if (st != GDN_OK) return st;
       samples_us[(size_t)r * n + i] = ms * 1000.0f / (float)G;
     }
@@ -111,16 +157,9 @@ gdn_status time_ops(gdn_backend* b, const std::vector<PlannedOp>& ops, const gdn
   for (int32_t r = 0; r < cfg.rounds; ++r) {
     for (int32_t k = 0; k < n; ++k) {
       const int32_t i = cfg.rotate_order ? (r + k) % n : k;
-      if (cfg.flush_l2) {
-        st = cuda_check(b, cudaMemsetAsync(cs->flush, (r + k) & 0xff, cs->flush_bytes, cs->stream), "time_ops: L2 flush");
-        if (st != GDN_OK) return st;
-      }
-      st = cuda_check(b, cudaEventRecord(cs->ev_start, cs->stream), "time_ops: cudaEventRecord");
-      if (st == GDN_OK) st = launch_op(b, ops[(size_t)i]);
-      if (st == GDN_OK) st = cuda_check(b, cudaEventRecord(cs->ev_stop, cs->stream), "time_ops: cudaEventRecord");
-      if (st == GDN_OK) st = cuda_check(b, cudaEventSynchronize(cs->ev_stop), "time_ops: a timed launch failed");
       float ms = 0.0f;
-      if (st == GDN_OK) st = cuda_check(b, cudaEventElapsedTime(&ms, cs->ev_start, cs->ev_stop), "time_ops: cudaEventElapsedTime");
+      const PlannedOp& op = ops[(size_t)i];
+      st = timed_sample(b, cfg.flush_l2 != 0, r + k, [&] { return launch_op(b, op); }, &ms);
       if (st != GDN_OK) return st;
       samples_us[(size_t)r * n + i] = ms * 1000.0f;
     }
