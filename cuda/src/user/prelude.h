@@ -162,6 +162,9 @@ GDN_HDI void gates(const postconv::Params& p, int64_t t, int64_t h) {
   GDN_ARM_CHECK("read", "a", t * p.a_stride + h, pc_gate_rows(p, p.a_stride));
   GDN_ARM_CHECK("read", "b", t * p.b_stride + h, pc_gate_rows(p, p.b_stride));
   GDN_ARM_CHECK("wrote", "g", t * p.Hv + h, p.T * p.Hv);
+  // g's index can stay inside g while h is past the value heads (t < T - 1, h >= Hv): A_log[h] and
+  // dt_bias[h] would then be read out of bounds. beta shares g's index and extent, dt_bias A_log's.
+  GDN_ARM_CHECK("read", "A_log", h, p.Hv);
   postconv::gate_element<TG>(p, t, h);
 }
 
