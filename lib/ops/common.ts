@@ -4,6 +4,7 @@
 import { DType, describe, dtypeSize } from '../dtype';
 import { HostStorage, Tensor } from '../tensor';
 import { Backend, activeBackend } from '../backend';
+import type { Fn } from '../native/gdn';
 
 export const DTYPE_CODE: Record<DType, number> = { f32: 0, bf16: 1, f16: 2, i32: 3, i8: 4 };
 
@@ -175,4 +176,63 @@ export class Staging {
     for (const t of this.temps) t.release();
     this.temps = [];
   }
+}
+
+/**
+ * Where a call's argument bytes live: 'fresh' — its own (an async call's worker thread reads them after
+ * the caller has returned to the event loop), 'scratch' — the shared scratch bytes (a synchronous call).
+ */
+export type CallPath = 'fresh' | 'scratch';
+
+/** What one native op needs to be called both ways (opCall). */
+export interface OpCallSpec<I, O, P extends { backend: Backend }, R> {
+  /** Names the op in errors, e.g. 'conv.forward'. */
+  what: string;
+  /** Checks the arguments and stages the call (throws before anything is allocated on bad input). */
+  prepare(inputs: I, opts: O, path: CallPath): P;
+  /** The native entry point. */
+  entry(lib: Backend['lib']): Fn;
+  /** Its arguments after the backend handle: the encoded argument struct and any result struct. */
+  args(p: P, path: CallPath): unknown[];
+  /** Builds the result after a successful call (and releases what the call staged for itself). */
+  finish(p: P, args: unknown[]): R;
+  /** Releases everything prepare made after a failed call. */
+  abandon(p: P): void;
+}
+
+/**
+ * An op's two calls from one description: `forward` (async, on libgdn's worker thread) and `forwardSync`
+ * (on the calling thread, for tight loops). Both prepare, call and clean up in the same order, so an op
+ * cannot differ between its two forms.
+ */
+export function opCall<I, O, P extends { backend: Backend }, R>(spec: OpCallSpec<I, O, P, R>): {
+  forward(inputs: I, opts: O): Promise<R>;
+  forwardSync(inputs: I, opts: O): R;
+} {
+  return {
+    async forward(inputs, opts) {
+      const p = spec.prepare(inputs, opts, 'fresh');
+      let args: unknown[];
+      try {
+        args = spec.args(p, 'fresh');
+        await p.backend.callAsync(spec.entry(p.backend.lib), [p.backend.native, ...args], spec.what);
+      } catch (e) {
+        spec.abandon(p);
+        throw e;
+      }
+      return spec.finish(p, args);
+    },
+    forwardSync(inputs, opts) {
+      const p = spec.prepare(inputs, opts, 'scratch');
+      let args: unknown[];
+      try {
+        args = spec.args(p, 'scratch');
+        p.backend.check(spec.entry(p.backend.lib)(p.backend.native, ...args) as number, spec.what);
+      } catch (e) {
+        spec.abandon(p);
+        throw e;
+      }
+      return spec.finish(p, args);
+    },
+  };
 }

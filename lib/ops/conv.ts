@@ -11,7 +11,7 @@ import type { NativeOp } from '../backend';
 import { userArm } from '../arms/registry';
 import { defineConvArm, ConvArmSpec, DefinedArm } from '../arms/define';
 import {
-  DTYPE_CODE, Staging, backendOf, expectChoice, expectContiguous, expectDType, expectInt, expectOut, expectShape, expectTensor, namedRanges,
+  DTYPE_CODE, Staging, backendOf, opCall, expectChoice, expectContiguous, expectDType, expectInt, expectOut, expectShape, expectTensor, namedRanges,
 } from './common';
 
 /** A conv arm's name: any arm of libgdn's registry (convArms(); built in or registered at run time). */
@@ -421,22 +421,21 @@ function abandon(p: PreparedConv): void {
   if (!p.stateIsCaller) p.convState.release();
 }
 
+const convCall = opCall<ConvInputs, ConvOptions, PreparedConv, ConvResult>({
+  what: 'conv.forward',
+  prepare,
+  entry: (lib) => lib.convForwardRaw,
+  args: (p, path) => path === 'fresh' ? [convArgsCodec.encode(p.args), launchContractCodec.fresh()] : [convArgsCodec.encodeScratch(p.args), launchContractCodec.scratch()],
+  finish: (p, args) => finish(p, launchContractCodec.decode(args[1] as Uint8Array)),
+  abandon,
+});
+
 /**
  * Runs the prefill conv: out[t, c] = silu(bias[c] + Σ_j w[c][j] · x[t-(K-1)+j, c]) per sequence, and
  * the final state (the last K-1 raw inputs of each non-empty sequence). Runs on a worker thread.
  */
-export async function forward(inputs: ConvInputs, opts: ConvOptions = {}): Promise<ConvResult> {
-  const p = prepare(inputs, opts, 'fresh');
-  // Fresh bytes: the worker thread reads them after this function has returned to the event loop.
-  const args = convArgsCodec.encode(p.args);
-  const contract = launchContractCodec.fresh();
-  try {
-    await p.backend.callAsync(p.backend.lib.convForwardRaw, [p.backend.native, args, contract], 'conv.forward');
-  } catch (e) {
-    abandon(p);
-    throw e;
-  }
-  return finish(p, launchContractCodec.decode(contract));
+export function forward(inputs: ConvInputs, opts: ConvOptions = {}): Promise<ConvResult> {
+  return convCall.forward(inputs, opts);
 }
 
 /**
@@ -456,15 +455,7 @@ export function stateBytes(N: number, nInitial: number, C: number, K: number): n
 
 /** The same as forward, on the calling thread (no await; for tight loops in tests and checks). */
 export function forwardSync(inputs: ConvInputs, opts: ConvOptions = {}): ConvResult {
-  const p = prepare(inputs, opts, 'scratch');
-  const contract = launchContractCodec.scratch();
-  try {
-    p.backend.check(p.backend.lib.convForwardRaw(p.backend.native, convArgsCodec.encodeScratch(p.args), contract) as number, 'conv.forward');
-  } catch (e) {
-    abandon(p);
-    throw e;
-  }
-  return finish(p, launchContractCodec.decode(contract));
+  return convCall.forwardSync(inputs, opts);
 }
 
 /**
@@ -667,28 +658,23 @@ function abandonUpdate(p: PreparedUpdate): void {
   if (!p.stateIsCaller) p.state.release();
 }
 
+const updateCall = opCall<ConvUpdateInputs, ConvUpdateOptions, PreparedUpdate, ConvUpdateResult>({
+  what: 'conv.update',
+  prepare: prepareUpdate,
+  entry: (lib) => lib.convUpdateRaw,
+  args: (p, path) => [path === 'fresh' ? convUpdateArgsCodec.encode(p.args) : convUpdateArgsCodec.encodeScratch(p.args)],
+  finish: (p) => updateResult(p),
+  abandon: abandonUpdate,
+});
+
 /** The decode step: each sequence appends one token to its window in the state pool. */
-export async function update(inputs: ConvUpdateInputs, opts: ConvUpdateOptions = {}): Promise<ConvUpdateResult> {
-  const p = prepareUpdate(inputs, opts, 'fresh');
-  try {
-    await p.backend.callAsync(p.backend.lib.convUpdateRaw, [p.backend.native, convUpdateArgsCodec.encode(p.args)], 'conv.update');
-  } catch (e) {
-    abandonUpdate(p);
-    throw e;
-  }
-  return updateResult(p);
+export function update(inputs: ConvUpdateInputs, opts: ConvUpdateOptions = {}): Promise<ConvUpdateResult> {
+  return updateCall.forward(inputs, opts);
 }
 
 /** The same as update, on the calling thread. */
 export function updateSync(inputs: ConvUpdateInputs, opts: ConvUpdateOptions = {}): ConvUpdateResult {
-  const p = prepareUpdate(inputs, opts, 'scratch');
-  try {
-    p.backend.check(p.backend.lib.convUpdateRaw(p.backend.native, convUpdateArgsCodec.encodeScratch(p.args)) as number, 'conv.update');
-  } catch (e) {
-    abandonUpdate(p);
-    throw e;
-  }
-  return updateResult(p);
+  return updateCall.forwardSync(inputs, opts);
 }
 
 /** A decode update ready for the native timing loop (its state is a private copy unless inPlace or out.state). */

@@ -11,7 +11,7 @@ import * as conv from './conv';
 import * as postconv from './postconv';
 import { armId, armName, armNames } from './arms';
 import { PostconvShape, PostconvOutBuffers } from './postconv';
-import { DTYPE_CODE, Staging, backendOf, expectChoice, expectDType, expectInt, expectShape, expectTensor, expectContiguous } from './common';
+import { DTYPE_CODE, Staging, backendOf, opCall, expectChoice, expectDType, expectInt, expectShape, expectTensor, expectContiguous } from './common';
 
 /**
  * The arm gdn.fused.forward runs when none is named: `stream-mufu`, 0.88-0.95 of `stream`'s time on an H200
@@ -33,27 +33,12 @@ export const FUSED_CHUNK = 64;
 /** The head size the fused op needs (Dk = Dv, every Qwen3.5 model). */
 export const FUSED_HEAD_DIM = 128;
 
-export interface FusedInputs {
-  /** [T, C] f32 or bf16, C = 2·Hk·Dk + Hv·Dv; the row stride may exceed C (a multiple of 4). */
-  x: Tensor;
-  /** [C, K], the dtype of x. */
-  weight: Tensor;
-  bias?: Tensor | null;
-  /** [N+1] int32 offsets of the sequences. */
-  queryStartLoc: Tensor | readonly number[];
-  /** [N] i8 or i32, non-zero = continue from convState. */
-  hasInitialState?: Tensor | readonly (boolean | number)[] | null;
-  /** [N, C, K-1] f32. Not modified (see `inPlace`). */
-  convState: Tensor;
-  /** [T, Hv] f32 or bf16, any row stride. */
-  a: Tensor;
-  /** [T, Hv], the dtype of a. */
-  b: Tensor;
-  /** [Hv] f32. */
-  ALog: Tensor;
-  /** [Hv] f32. */
-  dtBias: Tensor;
-}
+/**
+ * The conv's inputs (conv.ConvInputs: x [T, C] with C = 2·Hk·Dk + Hv·Dv and a row stride that is a multiple of
+ * 4 here, weight, bias, queryStartLoc, hasInitialState, convState — not modified unless `inPlace`) and the
+ * post-conv's gate inputs.
+ */
+export interface FusedInputs extends conv.ConvInputs, Omit<postconv.PostconvInputs, 'convOut'> {}
 
 export interface FusedOptions extends PostconvShape {
   /** Default DEFAULT_FUSED_ARM (`stream-mufu`); every arm gives the same bits (docs/SPEC.md §7). */
@@ -224,35 +209,28 @@ function finish(p: Prepared, r: FusedResultStruct): FusedResult {
   };
 }
 
-/** Runs the fused op on a worker thread. */
 // Both calls pass the argument bytes written by fusedArgsCodec (koffi's object marshalling of this
-// struct cost several µs a call, docs/BENCHMARKS.md "Per-op overhead"); async calls get fresh bytes,
-// which the worker thread reads after this function has returned.
-export async function forward(inputs: FusedInputs, opts: FusedOptions): Promise<FusedResult> {
-  const p = prepare(inputs, opts, 'fresh');
-  const result = fusedResultCodec.fresh();
-  try {
-    await p.backend.callAsync(p.backend.lib.fusedForwardRaw, [p.backend.native, fusedArgsCodec.encode(p.args), result], 'fused.forward');
-  } catch (e) {
+// struct cost several µs a call, docs/BENCHMARKS.md "Per-op overhead").
+const fusedCall = opCall<FusedInputs, FusedOptions, Prepared, FusedResult>({
+  what: 'fused.forward',
+  prepare,
+  entry: (lib) => lib.fusedForwardRaw,
+  args: (p, path) => path === 'fresh' ? [fusedArgsCodec.encode(p.args), fusedResultCodec.fresh()] : [fusedArgsCodec.encodeScratch(p.args), fusedResultCodec.scratch()],
+  finish: (p, args) => finish(p, fusedResultCodec.decode(args[1] as Uint8Array)),
+  abandon: (p) => {
     releaseStaged(p);
     releaseAll(p);
-    throw e;
-  }
-  return finish(p, fusedResultCodec.decode(result));
+  },
+});
+
+/** Runs the fused op on a worker thread. */
+export function forward(inputs: FusedInputs, opts: FusedOptions): Promise<FusedResult> {
+  return fusedCall.forward(inputs, opts);
 }
 
 /** The same as forward, on the calling thread. */
 export function forwardSync(inputs: FusedInputs, opts: FusedOptions): FusedResult {
-  const p = prepare(inputs, opts, 'scratch');
-  const result = fusedResultCodec.scratch();
-  try {
-    p.backend.check(p.backend.lib.fusedForwardRaw(p.backend.native, fusedArgsCodec.encodeScratch(p.args), result) as number, 'fused.forward');
-  } catch (e) {
-    releaseStaged(p);
-    releaseAll(p);
-    throw e;
-  }
-  return finish(p, fusedResultCodec.decode(result));
+  return fusedCall.forwardSync(inputs, opts);
 }
 
 /** A fused launch ready for the native timing loop (inputs staged once; the state is a private copy). */

@@ -8,7 +8,7 @@ import { describe } from '../dtype';
 import { armId, armIsMutant, armName, armNames, arms } from './arms';
 import { userArm } from '../arms/registry';
 import { definePostconvArm, PostconvArmSpec, DefinedArm } from '../arms/define';
-import { DTYPE_CODE, NamedRange, Staging, backendOf, expectChoice, expectContiguous, expectDType, expectInt, expectOut, expectShape, expectTensor, namedRanges } from './common';
+import { DTYPE_CODE, NamedRange, Staging, backendOf, opCall, expectChoice, expectContiguous, expectDType, expectInt, expectOut, expectShape, expectTensor, namedRanges } from './common';
 
 /**
  * A post-conv arm's name: any arm of libgdn's registry (postconvArms()). The built-in `seq4` is a
@@ -199,33 +199,29 @@ function postconvResult(p: Prepared, resultBytes: Uint8Array): PostconvResult {
   };
 }
 
-export async function forward(inputs: PostconvInputs, opts: PostconvOptions): Promise<PostconvResult> {
-  const p = prepare(inputs, opts);
-  const result = postconvResultCodec.fresh();
-  try {
-    await p.backend.callAsync(p.backend.lib.postconvForwardRaw, [p.backend.native, postconvArgsCodec.encode(p.args), result], 'postconv.forward');
-  } catch (e) {
-    for (const t of p.owned) t.release();
-    throw e;
-  } finally {
+// The staged inputs go after the call either way; the outputs of ours only after a failed one.
+const postconvCall = opCall<PostconvInputs, PostconvOptions, Prepared, PostconvResult>({
+  what: 'postconv.forward',
+  prepare: (inputs, opts) => prepare(inputs, opts),
+  entry: (lib) => lib.postconvForwardRaw,
+  args: (p, path) => path === 'fresh' ? [postconvArgsCodec.encode(p.args), postconvResultCodec.fresh()] : [postconvArgsCodec.encodeScratch(p.args), postconvResultCodec.scratch()],
+  finish: (p, args) => {
     p.staging.release();
-  }
-  return postconvResult(p, result);
+    return postconvResult(p, args[1] as Uint8Array);
+  },
+  abandon: (p) => {
+    for (const t of p.owned) t.release();
+    p.staging.release();
+  },
+});
+
+export function forward(inputs: PostconvInputs, opts: PostconvOptions): Promise<PostconvResult> {
+  return postconvCall.forward(inputs, opts);
 }
 
 /** The same as forward, on the calling thread (no await; for tight loops). */
 export function forwardSync(inputs: PostconvInputs, opts: PostconvOptions): PostconvResult {
-  const p = prepare(inputs, opts);
-  const result = postconvResultCodec.scratch();
-  try {
-    p.backend.check(p.backend.lib.postconvForwardRaw(p.backend.native, postconvArgsCodec.encodeScratch(p.args), result) as number, 'postconv.forward');
-  } catch (e) {
-    for (const t of p.owned) t.release();
-    throw e;
-  } finally {
-    p.staging.release();
-  }
-  return postconvResult(p, result);
+  return postconvCall.forwardSync(inputs, opts);
 }
 
 /** A post-conv launch ready for the native timing loop (inputs staged once). */
