@@ -2,7 +2,7 @@
 
 import { execFileSync } from 'child_process';
 import * as os from 'os';
-import { projectRoot } from './native/gdn';
+import { projectRoot } from './paths';
 
 /**
  * The version of the shared arithmetic every arm computes with (detmath's exp/log1p, the fold

@@ -8,8 +8,8 @@ import * as os from 'os';
 import * as path from 'path';
 import { Backend } from '../../lib/backend';
 import { BenchReport, benchConv, benchFused, benchMarkdown } from '../../lib/bench/bench';
-import { progressWriter } from '../../lib/bench/cli';
-import { parseArgs } from '../../lib/cli';
+import { parseCommandLine } from '../../lib/cli/args';
+import { benchConvCommand, progressWriter } from '../../lib/cli/bench';
 
 describe('bench: partial reports while the run goes on', function () {
   this.timeout(120000);
@@ -51,14 +51,14 @@ describe('bench: partial reports while the run goes on', function () {
     try {
       const json = path.join(dir, 'out', 'bench.json');
       const md = path.join(dir, 'bench.md');
-      const write = progressWriter(parseArgs(['bench', 'conv', `--json=${json}`, '--markdown', md]), 'gdnlab bench conv');
+      const write = progressWriter(parseCommandLine(benchConvCommand, [`--json=${json}`, '--markdown', md]), 'gdnlab bench conv');
       assert.ok(write);
       const partial: BenchReport = { op: 'conv', revision: 'r', provenance: null, torch: null, rows: [], copies: [], torchRows: [], baselines: [], stops: [], incomplete: 'written after shape 1 of 2 (x), before the run\'s end' };
       write!(partial);
       assert.equal(JSON.parse(fs.readFileSync(json, 'utf8')).incomplete, partial.incomplete);
       assert.match(fs.readFileSync(md, 'utf8'), /\*\*Incomplete\*\*: written after shape 1 of 2/);
-      assert.equal(progressWriter(parseArgs(['bench', 'conv']), 'gdnlab bench conv'), undefined, 'stdout only: no partial writes');
-      assert.equal(progressWriter(parseArgs(['bench', 'conv', '--json']), 'gdnlab bench conv'), undefined, '--json to stdout: no partial writes');
+      assert.equal(progressWriter(parseCommandLine(benchConvCommand, []), 'gdnlab bench conv'), undefined, 'stdout only: no partial writes');
+      assert.equal(progressWriter(parseCommandLine(benchConvCommand, ['--json']), 'gdnlab bench conv'), undefined, '--json to stdout: no partial writes');
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -191,10 +191,9 @@ describe('notebooks: shipped notebooks execute headless with outputs saved', fun
       if (name.startsWith('01-')) {
         // Two runs of notebook 01: the committed one (A) and the copy this test just ran (B).
         const out = path.join(dir, 'compare-01.html');
-        const { notebooksCommand } = await import('../../lib/notebooks/cli');
-        const lines: string[] = [];
-        const status = await notebooksCommand(['compare', file, res.notebook, '-o', out], { out: (l) => lines.push(l), err: (l) => lines.push(l) });
-        assert.equal(status, 0, lines.join('\n'));
+        const { main } = await import('../../lib/cli');
+        const status = await main(['notebooks', 'compare', file, res.notebook, '-o', out]);
+        assert.equal(status, 0, 'gdnlab notebooks compare: see its message on stderr');
         const page = fs.readFileSync(out, 'utf8');
         assert.match(page, /<b>Cross-run comparison<\/b> — the two columns are <b>different runs<\/b>/);
         const provA = (readNotebook(file).metadata.gdnlab as { provenance: Record<string, string> }).provenance;
