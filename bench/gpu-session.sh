@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs gdnlab's GPU proofs on a machine with an NVIDIA GPU, in stages, logging everything to $OUT
-# (default ./gpu-out). Used with the workplace's device tool; works on any CUDA machine with node.
+# (default ./gpu-out). Works on any CUDA machine with node (docs/gpu-test-log.md says how the proofs are run).
 #
 #   bash bench/gpu-session.sh STAGE [STAGE ...]
 #     env      GPU, driver, clocks (nvidia-smi), library and device facts
@@ -13,16 +13,19 @@
 #              bench/pack-vllm.sh)
 #     bench2   gdnlab bench postconv (the same baselines), bench fused, bench overhead, the verdict self-check
 #     sanitize compute-sanitizer memcheck, racecheck and synccheck over every arm
+#     crosscheck  one shape per op (Qwen3.5-4B T=8192): the bench's fair event medians of our fastest arms and
+#              vLLM's kernels beside Nsight Compute's kernel durations of the same launches ($OUT/crosscheck.md)
 #     tune     cuda/tests/tile_tune.cu built here and run: GDN_TUNE="SET ROUNDS[;SET ROUNDS...]" (default "conv12 15",
-#              session 18's program-order set; docs/BENCHMARKS.md "Session 18")
-#     pack     every log and result of $OUT in one archive (the device tool returns at most eight files)
+#              the program-order set of e366a67)
+#     pack     every log and result of $OUT in one archive (for a remote runner that returns few files)
 #     notebooks every notebooks/*.ipynb through the real gdnlab kernel (GDN_BACKEND=cuda) from the
 #              bundle of bench/pack-notebook-run.sh (.device/nbrun: node, traced node_modules, Jupyter
 #              wheels for python 3.12); $OUT/notebooks-executed.tar.gz holds the executed notebooks and
 #              report.json (bench/restore-notebooks.sh takes them back into notebooks/)
 #
 # Prerequisites: dist/ (npm run build), build/cuda/libgdn.so or nvcc + cmake, and node with koffi
-# and mocha (the device tool's prepare script packs them into .device/).
+# and mocha (on a machine without Node.js, a packed node and node_modules in .device/, sourced from
+# .device/env.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -36,7 +39,7 @@ step() { # step NAME COMMAND...: runs, logs to $OUT/NAME.log, records the exit s
   local name=$1; shift
   echo "=== $name: $*" | tee -a "$OUT/session.log"
   local t0=$SECONDS
-  # GDN_STEP_TIMEOUT=S stops any one step after S seconds (the device tool's call is 600 s in all).
+  # GDN_STEP_TIMEOUT=S stops any one step after S seconds (a remote runner may give a call little time).
   # (timeout runs programs, not shell functions: the gdnlab function is spelled out.)
   [ "$1" = gdnlab ] && set -- node bin/gdnlab.js "${@:2}"
   timeout "${GDN_STEP_TIMEOUT:-0}" "$@" > "$OUT/$name.log" 2>&1
@@ -50,12 +53,12 @@ step() { # step NAME COMMAND...: runs, logs to $OUT/NAME.log, records the exit s
 for stage in "$@"; do
   case $stage in
     env)
-      # GDN_REVISION first: the device tool's copy of the tree may carry a .git of another commit.
+      # GDN_REVISION first: a copy of the tree may travel without its .git, or with one of another commit.
       { date -u; echo "revision: ${GDN_REVISION:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}"; nvidia-smi;
         nvidia-smi -q -d CLOCK,PERFORMANCE,POWER | head -80; nvcc --version | tail -2; node --version; } > "$OUT/env.log" 2>&1
       step info gdnlab info ;;
     build)
-      # GDN_BUILD_HERE=1: always build here (GDN_BUILD_TARGETS: only these CMake targets, e.g. "gdn gdn_user_worker") (the device tool's tree travels without build/); the library, its
+      # GDN_BUILD_HERE=1: always build here (GDN_BUILD_TARGETS: only these CMake targets, e.g. "gdn gdn_user_worker"); the library, its
       # user-arm worker and compile recipe are copied to $OUT/lib so a later call can carry them.
       if [ "${GDN_BUILD_HERE:-0}" = 1 ] || ! node -e "require('./dist/lib/backend').Backend.open('cuda')" 2>/dev/null; then
         echo "building libgdn here (sm_${GDN_CUDA_ARCH:-90})" | tee -a "$OUT/session.log"
@@ -88,6 +91,23 @@ for stage in "$@"; do
       step bench-fused gdnlab bench fused --backend cuda "${vllm[@]}" --json="$OUT/bench-fused.json" --markdown "$OUT/bench-fused.md"
       step bench-overhead gdnlab bench overhead --backend cuda --json="$OUT/bench-overhead.json"
       step verdict gdnlab bench verdict --backend cuda ;;
+    crosscheck)
+      vllm=(); [ -d .device/vllm/vllm ] && vllm=(--vllm .device/vllm)
+      step xc-bench-conv gdnlab bench conv --backend cuda "${vllm[@]}" --arms stream-mufu/exact --shapes "Qwen3.5-4B T=8192" --json="$OUT/xc-bench-conv.json"
+      step xc-bench-postconv gdnlab bench postconv --backend cuda "${vllm[@]}" --arms vec-tile --shapes "Hv=32) T=8192" --json="$OUT/xc-bench-postconv.json"
+      step xc-bench-fused gdnlab bench fused --backend cuda --shapes "Qwen3.5-4B T=8192" --json="$OUT/xc-bench-fused.json"
+      # Clocks left as they are (the bench runs at the card's own clocks); caches flushed before each kernel, as the
+      # bench flushes L2 before each sample.
+      ncu_flags=(--clock-control none --cache-control all --metrics gpu__time_duration.sum)
+      step xc-ncu-ours ncu "${ncu_flags[@]}" -k 'regex:(conv|postconv|fused)_kernel' -f -o "$OUT/xc-ours" node dist/bench/launch-arms.js 20
+      ncu -i "$OUT/xc-ours.ncu-rep" --csv --page raw --print-units base > "$OUT/xc-ours.csv" 2>> "$OUT/session.log"
+      if [ ${#vllm[@]} -gt 0 ]; then
+        echo '[{"op":"conv","id":"conv","C":8192,"K":4,"lengths":[8192],"initial_state":[false]},{"op":"postconv","id":"postconv","T":8192,"Hk":16,"Hv":32,"Dk":128,"Dv":128}]' > "$OUT/xc-cases.json"
+        step xc-ncu-vllm sh -c "ncu ${ncu_flags[*]} -k 'regex:causal_conv1d|post_conv' -f -o '$OUT/xc-vllm' python3 bench/vllm_reference.py --vllm-path .device/vllm --launch-only 20 < '$OUT/xc-cases.json'"
+        ncu -i "$OUT/xc-vllm.ncu-rep" --csv --page raw --print-units base > "$OUT/xc-vllm.csv" 2>> "$OUT/session.log"
+      fi
+      rm -f "$OUT"/xc-*.ncu-rep
+      node dist/bench/crosscheck.js "$OUT" | tee "$OUT/crosscheck.md" ;;
     sanitize)
       for tool in memcheck racecheck synccheck; do
         step "sanitize-$tool" compute-sanitizer --tool "$tool" --error-exitcode 9 node bin/gdnlab.js check sanitize --backend cuda
@@ -104,7 +124,7 @@ for stage in "$@"; do
       # GDN_NOTEBOOK_BACKEND=host runs the same stage on the host backend (the local test of the bundle).
       step notebooks env GDN_BACKEND="${GDN_NOTEBOOK_BACKEND:-cuda}" bash bench/notebook-stage.sh "$OUT" ;;
     pack)
-      # At most eight files come back from the device tool: every log and result in one archive.
+      # A remote runner may return only a few files: every log and result in one archive.
       tar -C "$OUT" -czf /tmp/gdn-session-logs.tar.gz --exclude=lib --exclude='*.tar.gz' . && \
         find "$OUT" -maxdepth 1 -type f ! -name '*.tar.gz' ! -name session.log -delete && mv /tmp/gdn-session-logs.tar.gz "$OUT/" ;;
     *) echo "unknown stage $stage" >&2; status=2 ;;

@@ -11,8 +11,8 @@
 #   libgdn.so               build/cuda/libgdn.so when it exists (the CUDA build; it has the host backend too)
 #   REVISION                git revision of this checkout (GDN_REVISION there: the tree travels without .git)
 #   trace.txt               the traced file list, for the record
-# Then it prints the sizes; what travels (.device/nbrun + dist) must stay under the device tool's
-# 64 MiB. Usage (project root, after `bash scripts/build.sh`):
+# Then it prints the sizes; what travels (.device/nbrun + dist) should stay small: a remote runner may cap it
+# (64 MiB, say). Usage (project root, after `bash scripts/build.sh`):
 #   bash bench/pack-notebook-run.sh            # traces by running every notebook on the host backend
 #   PYVER=3.11 DEST=/tmp/x bash bench/pack-notebook-run.sh   # a bundle for this machine's python (local test)
 #   TRACE=existing-trace.txt bash bench/pack-notebook-run.sh  # reuse a trace

@@ -3,7 +3,7 @@
 # unpacks to) back into notebooks/ as the committed outputs, after checking each one: it ran
 # cleanly (report.json), has no error output, names its backend/device/revision in
 # metadata.gdnlab.provenance, and stays under 1 MB.
-#   bash bench/restore-notebooks.sh /work/.device/…/notebooks-executed.tar.gz
+#   bash bench/restore-notebooks.sh <folder>/notebooks-executed.tar.gz
 set -euo pipefail
 cd "$(dirname "$0")/.."
 src=${1:?usage: restore-notebooks.sh notebooks-executed.tar.gz|DIR}

@@ -119,6 +119,8 @@ def postconv_case(case, dev, vllm):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--vllm-path", required=True, help="folder holding the vllm package made by bench/pack-vllm.sh")
+    ap.add_argument("--launch-only", type=int, default=0, metavar="N",
+                    help="check each case, then launch it N times untimed (for a profiler's kernel durations) instead of timing it")
     args = ap.parse_args()
     sys.path.insert(0, args.vllm_path)
     import triton
@@ -145,6 +147,13 @@ def main():
         except Exception as e:  # a layout this harness does not know: reported, never silently passed
             checked = {"ok": False, "error": f"{type(e).__name__}: {e}"}
         torch.cuda.synchronize()
+        if args.launch_only:
+            for _ in range(args.launch_only):
+                stream.flush()  # the L2 state of a timed sample (a profiler that flushes itself makes this moot)
+                run()
+            torch.cuda.synchronize()
+            print(json.dumps({"id": case["id"], "launches": args.launch_only, "check": checked}), flush=True)
+            continue
         half = bytes_moved // 2
         src = torch.empty(half, dtype=torch.uint8, device=dev)
         dst = torch.empty_like(src)

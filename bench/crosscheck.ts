@@ -1,0 +1,92 @@
+// The harness against a profiler: for each op at one shape (Qwen3.5-4B, T = 8192), the fair event median of
+// our fastest arm and of vLLM's kernel (gdnlab bench --json) beside the kernel durations Nsight Compute
+// measured for the same launches at the same shape (ncu --csv --page raw --print-units base, clocks left
+// alone, caches flushed before each kernel as the bench flushes L2). Agreement says the event method counts
+// the kernel and nothing else. Run by bench/gpu-session.sh's crosscheck stage.
+//
+//   node dist/bench/crosscheck.js OUTDIR     (reads xc-bench-{conv,postconv,fused}.json, xc-ours.csv, xc-vllm.csv)
+
+import * as fs from 'fs';
+import * as path from 'path';
+
+/** Rows of a CSV text (quoted fields with "" escapes; ncu's raw page). */
+export function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [], field = '', quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') { field += '"'; i++; }
+      else if (c === '"') quoted = false;
+      else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') { row.push(field); field = ''; }
+    else if (c === '\n' || c === '\r') {
+      if (c === '\r' && text[i + 1] === '\n') i++;
+      row.push(field); rows.push(row); row = []; field = '';
+    } else field += c;
+  }
+  if (field || row.length) { row.push(field); rows.push(row); }
+  return rows;
+}
+
+const UNIT_NS: Record<string, number> = { nsecond: 1, usecond: 1e3, msecond: 1e6, second: 1e9 };
+
+/** Kernel name → durations in µs, from ncu's raw CSV (a header row of metric names, a row of units, a row per kernel). */
+export function kernelDurations(csv: string): Map<string, number[]> {
+  const rows = parseCsv(csv).filter((r) => r.length > 1);
+  const head = rows.findIndex((r) => r.includes('Kernel Name') && r.includes('gpu__time_duration.sum'));
+  if (head < 0) throw new Error("ncu CSV: no header row with 'Kernel Name' and 'gpu__time_duration.sum'");
+  const name = rows[head].indexOf('Kernel Name');
+  const dur = rows[head].indexOf('gpu__time_duration.sum');
+  const unit = rows[head + 1]?.[dur] ?? '';
+  const scale = UNIT_NS[unit];
+  if (scale === undefined) throw new Error(`ncu CSV: unknown duration unit '${unit}' (expected one of ${Object.keys(UNIT_NS).join(', ')})`);
+  const out = new Map<string, number[]>();
+  for (const r of rows.slice(head + 2)) {
+    const v = Number(r[dur].replace(/,/g, ''));
+    if (!Number.isFinite(v)) continue;
+    const list = out.get(r[name]) ?? [];
+    list.push((v * scale) / 1e3);
+    out.set(r[name], list);
+  }
+  return out;
+}
+
+const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor((s.length - 1) / 2)]; };
+
+/** The durations of every kernel whose name matches. */
+function durationsOf(map: Map<string, number[]>, pattern: RegExp): number[] {
+  return [...map.entries()].filter(([k]) => pattern.test(k)).flatMap(([, v]) => v);
+}
+
+interface Row { arm: string; medianUs: number; mapping?: string }
+
+function main(): void {
+  const dir = process.argv[2];
+  if (!dir) throw new Error('usage: node dist/bench/crosscheck.js OUTDIR');
+  const read = (f: string) => fs.readFileSync(path.join(dir, f), 'utf8');
+  const ours = kernelDurations(read('xc-ours.csv'));
+  const vllm = fs.existsSync(path.join(dir, 'xc-vllm.csv')) ? kernelDurations(read('xc-vllm.csv')) : new Map<string, number[]>();
+  const lines = ['| op | timed | fair event median µs | Nsight Compute median µs (n) | event / ncu |', '|---|---|---:|---:|---:|'];
+  const add = (op: string, label: string, eventUs: number | undefined, durs: number[]) => {
+    const n = durs.length ? median(durs) : NaN;
+    lines.push(`| ${op} | ${label} | ${eventUs === undefined ? '–' : eventUs.toFixed(1)} | ${durs.length ? `${n.toFixed(1)} (${durs.length})` : '– (none)'} | ${eventUs !== undefined && durs.length ? (eventUs / n).toFixed(3) : '–'} |`);
+  };
+  const plan: [string, string, RegExp, RegExp | null][] = [
+    ['conv', 'stream-mufu', /\bconv_kernel/, /causal_conv1d/],
+    ['postconv', 'vec-tile', /\bpostconv_kernel/, /post_conv/],
+    ['fused', 'fused stream-mufu', /\bfused_kernel/, null],
+  ];
+  for (const [op, arm, oursRe, vllmRe] of plan) {
+    const file = `xc-bench-${op}.json`;
+    if (!fs.existsSync(path.join(dir, file))) { lines.push(`| ${op} | – | ${file} missing | | |`); continue; }
+    const rows = (JSON.parse(read(file)).rows as Row[]);
+    add(op, `ours: ${arm}`, rows.find((r) => r.arm === arm)?.medianUs, durationsOf(ours, oursRe));
+    if (vllmRe) add(op, 'vLLM (Triton)', rows.find((r) => r.arm === 'vLLM (Triton)')?.medianUs, durationsOf(vllm, vllmRe));
+  }
+  lines.push('', `kernels profiled: ours ${[...ours.keys()].map((k) => k.slice(0, 60)).join('; ')}; vLLM ${[...vllm.keys()].map((k) => k.slice(0, 60)).join('; ') || 'none'}`);
+  process.stdout.write(lines.join('\n') + '\n');
+}
+
+if (require.main === module) main();
