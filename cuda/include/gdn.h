@@ -405,7 +405,7 @@ typedef struct gdn_matmul_args {
 GDN_API gdn_status gdn_matmul_nt(gdn_backend* backend, const gdn_matmul_args* args);
 
 /* ---------------------------------------------------------------- fused conv -> post-conv */
-/* The causal conv (DOMAIN.md §3) and the post-conv (§4) in one pass: x is read once; q, k (L2-normalised),
+/* The causal conv (docs/SPEC.md §3) and the post-conv (§6) in one pass: x is read once; q, k (L2-normalised),
  * v, g, beta and the final conv state are written; the conv output never reaches memory. Bit-identical to
  * gdn_conv_forward (arm scalar, out_dtype = conv_dtype) followed by gdn_postconv_forward (arm tree): each
  * conv output is rounded to conv_dtype exactly where that chain stores it, and the q/k sum of squares is

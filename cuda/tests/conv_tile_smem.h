@@ -1,6 +1,6 @@
 // conv_tile_smem.h — a shared-memory channel-last variant of the tile conv arm, measured by
 // cuda/tests/tile_tune.cu and not a library arm: on an H200 it ran at 2.16–2.60x copy against the
-// register arm's 1.77–2.21x (docs/BENCHMARKS.md, "Causal conv: the tile arm"), because it adds shared
+// register arm's 1.77–2.21x (CHANGELOG 2026-12-01, 0cc566a), because it adds shared
 // loads and stores per output to an arm already bound by instruction issue. Kept so that the
 // comparison can be re-run. Written against the execution interface (t.tid(), t.bx(), t.by(),
 // t.sync(), t.template smem<T>()) like a library arm.

@@ -17,7 +17,7 @@
 //                                           and special-value disagreements (NaN / Inf / sign of 0)
 //   NAME: exp silu softplus sigmoid log1p (production, kArithVersion), silu-exp (the exp pieces
 //   inside version 2's SiLU, as one exp) or v1-silu (version 1's SiLU). The requirement for a
-//   function a new version changes (docs/BENCHMARKS.md): within 2 ulps on every input.
+//   function a new version changes (docs/SPEC.md §9.1): within 2 ulps on every input.
 //
 // The bf16 SiLU shortcut (GPU only; docs/SPEC.md §9.2):
 //   ./detmath_exhaustive shortcut        -> every x with |x| <= 80: how many silu_bf16_shortcut accepts,

@@ -42,8 +42,8 @@ struct Config {
 #define CFG(NAME, MINB, ROWS4, S) {NAME, &tune_kernel<MINB, ROWS4, S>}
 // ROWS4: q/k rows take their L2 scales 4 rows at a time (head_l2_inv_rows4) instead of one row at a time.
 // mufu: the conv arm stream-mufu's SiLU policy (Bf16ShortcutSilu: valid here, conv_dtype is bf16).
-// Measured before with this file's earlier versions (tuning calls 1-3 of session 10: docs/BENCHMARKS.md,
-// "Session 10"): a warp per head slot for the whole program (4 slots per block), and rows through a
+// Measured before with this file's earlier versions (CHANGELOG 2026-12-02, 7e5d158 and 3011402):
+// a warp per head slot for the whole program (4 slots per block), and rows through a
 // per-thread ring of asynchronous copies; both lost.
 using conv::Bf16ShortcutSilu;
 using conv::TileSilu;

@@ -1,6 +1,6 @@
 // postconv_wide.h — `wide-tile`, a post-conv variant measured by cuda/tests/tile_tune.cu and not a
 // library arm: bit-identical to tree, but no faster than token-tile on an H200 (1.09–1.59x copy
-// against token-tile's 1.05–1.24x at T >= 2048, docs/BENCHMARKS.md "Post-conv"); kept so that the
+// against token-tile's 1.05–1.24x at T >= 2048, CHANGELOG 2026-12-01, 0cc566a); kept so that the
 // comparison can be re-run. Written against the execution interface (t.lane(), t.warp(), t.shfl_xor())
 // like a library arm.
 //

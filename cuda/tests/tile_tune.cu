@@ -178,7 +178,7 @@ struct ConvVariant {
   int threads, lanes, chunk;  // chunk 0: the sequence mapping; lanes: channels per thread (per block / threads)
   bool exact;                 // false: hardware math, bits not expected to match
   int smem = 0;               // dynamic shared memory per block
-  int order = 0;              // program list order (set 12): 0 sequence-major, as the planner until session 18;
+  int order = 0;              // program list order (set 12): 0 sequence-major, as the planner;
                               // 1 longest first (stable); 2 shortest first; 3 chunk 0 first, then longest first
 };
 
@@ -405,7 +405,7 @@ static void run_conv(const std::vector<ConvVariant>& vars, int rounds) {
   CK(cudaFree(flush));
 }
 
-// Set 2: the second sweep, around the best of set 1 (docs/gpu-test-log.md, perf call 1).
+// Set 2: the second sweep, around the best of set 1 (CHANGELOG 2026-12-01, 0cc566a).
 static std::vector<ConvVariant> conv_variants2() {
   using conv::TileSilu;
   return {
@@ -471,7 +471,7 @@ static std::vector<ConvVariant> conv_variants3() {
 }
 
 // Set 4 (the next group prefetched into a second register buffer) was run at 6c818723c8e9
-// (docs/BENCHMARKS.md); that option gave way to the shared-memory row ring of set 5 and lives in git.
+// (CHANGELOG 2026-12-01); that option gave way to the shared-memory row ring of set 5 and lives in git.
 // Set 5: stream with its rows copied asynchronously into a per-thread ring in shared memory
 // (async_copy.h): D groups per thread (D · R · 8 bytes of bf16 V = 4 rows), register cap,
 // program length, around the library's stream (m7 c64, no ring), same run as tile and vec.
@@ -496,7 +496,7 @@ static std::vector<ConvVariant> conv_variants5() {
       {"ring d4 (128 B) m7 c64 hw", stream_variant<4, 4, 128, 7, SiluHw, 4>, 128, 4, 64, false, ring_smem(128, 4, 4, 4)},
   };
 }
-// Set 6 (session 6): the program length of the library's stream (ring d2, m7) — 64 tokens (declared),
+// Set 6 (CHANGELOG 2026-12-01, 8ea8210): the program length of the library's stream (ring d2, m7) — 64 tokens (declared),
 // 32 (what the planner now runs on batches of short sequences, docs/SPEC.md §3.4) and 16 — beside the
 // library's tile and vec, same run.
 static std::vector<ConvVariant> conv_variants6() {
@@ -510,7 +510,7 @@ static std::vector<ConvVariant> conv_variants6() {
   };
 }
 
-// Set 7 (session 10): `stream-mufu` (the library's stream with the SiLU shortcut, Bf16ShortcutSilu, bits
+// Set 7 (CHANGELOG 2026-12-02, 3011402): `stream-mufu` (the library's stream with the SiLU shortcut, Bf16ShortcutSilu, bits
 // equal to scalar's) around its launch shape: the register cap (m7 = 72 registers, m8 = 64), the ring depth
 // and the program length, beside the library's stream, same run.
 static std::vector<ConvVariant> conv_variants7() {
@@ -531,7 +531,7 @@ static std::vector<ConvVariant> conv_variants7() {
 
 // Set 8: stream-mufu as the library builds it (ring of 2 groups, 7 blocks per SM) at program lengths from 16
 // to 128 tokens, on more sequence lengths: how the launch's waves (blocks over resident blocks) set the time,
-// for a program length fitted to the GPU's resident blocks (docs/BENCHMARKS.md, "Session 11").
+// for a program length fitted to the GPU's resident blocks (CHANGELOG 2026-12-02, d5ea8d8).
 static std::vector<ConvVariant> conv_variants8() {
   using conv::Bf16ShortcutSilu;
   static std::vector<std::string> names;
@@ -544,7 +544,7 @@ static std::vector<ConvVariant> conv_variants8() {
   return v;
 }
 
-// Set 9 (session 15): the SiLU shortcut's test as the library wrote it until session 14 (per value: ya normal,
+// Set 9 (CHANGELOG 2026-12-03, 5c83917): the SiLU shortcut's test as the library wrote it before (per value: ya normal,
 // |x| < 8, the bf16 window by mask and subtract, a branch per value to gdn_silu_fast) against the new forms: the
 // window in one multiply-add and one compare without the normal test, first per value, then decided once per
 // row of 4 values (the library's Bf16ShortcutSilu now), 2 rows or the whole group of 16, beside `stream`'s exact SiLU, same run.
@@ -586,8 +586,8 @@ static std::vector<ConvVariant> conv_variants9() {
   };
 }
 
-// Set 10 (session 16): the ring's first groups requested before the taps, the initial-state flag and the
-// history (RING_FIRST, the library's order since session 16) against after them (the order until then), at the
+// Set 10 (CHANGELOG 2026-12-03, a5cc6a3): the ring's first groups requested before the taps, the initial-state
+// flag and the history (RING_FIRST, the library's order since a5cc6a3) against after them (the order until then), at the
 // library's ring of 2 and at a ring of 4 (16 KiB of bf16 rows per block, the library's allocation), with 64- and
 // 32-token programs (the library's single-sequence and short-batch lengths), same run.
 static std::vector<ConvVariant> conv_variants10() {
@@ -604,9 +604,9 @@ static std::vector<ConvVariant> conv_variants10() {
   };
 }
 
-// Set 11 (session 17): set 8's question — the program length — again for the library's kernel since a5cc6a3
+// Set 11 (CHANGELOG 2026-12-04, f5a6192): set 8's question — the program length — again for the library's kernel since a5cc6a3
 // (ring of 4 bf16 groups requested first), whose short-sequence batches run 32-token programs
-// (kStreamShortBatchChunk) and miss their target (docs/BENCHMARKS.md, "Session 17").
+// (kStreamShortBatchChunk) and miss their target (docs/BENCHMARKS.md, "Causal conv, prefill").
 static std::vector<ConvVariant> conv_variants11() {
   using conv::Bf16ShortcutSilu;
   static std::vector<std::string> names;
@@ -619,8 +619,8 @@ static std::vector<ConvVariant> conv_variants11() {
   return v;
 }
 
-// Set 12 (session 18): what keeps the 32-sequence batches at 1.41-1.45x copy (docs/BENCHMARKS.md, "Session 17"):
-// their 78 programs x 16 channel tiles are 1.35 waves of resident blocks, listed sequence by sequence, so full and
+// Set 12 (CHANGELOG 2026-12-04, e366a67): what keeps the 32-sequence batches at 1.41-1.45x copy
+// (docs/BENCHMARKS.md, "Causal conv, prefill"): their 78 programs x 16 channel tiles are 1.35 waves of resident blocks, listed sequence by sequence, so full and
 // partial programs mix in the last wave. Here the same programs in other orders (longest first, as a scheduler of
 // unequal jobs on identical machines would; shortest first as the control of that reasoning; chunk 0, the
 // programs with the state chain, first), at several lengths, and the old state read without waiting for the

@@ -1,6 +1,6 @@
 // async_copy.h — a thread's own asynchronous copies from global into shared memory, one interface for
-// both backends (docs/SPEC.md §3.5; used by the conv arm `stream`, docs/BENCHMARKS.md "Causal conv: the
-// stream arm's row ring").
+// both backends (docs/SPEC.md §3.5; used by the conv arm `stream`'s row ring, CHANGELOG 2026-12-01,
+// 3bc32cb).
 //
 // Why: a load into registers holds its registers until the data arrives, so the rows a thread can keep
 // in flight are bounded by its register budget (and more registers cost resident blocks). An

@@ -101,7 +101,7 @@ gdn_status conv_contract(gdn_backend* b, int32_t arm, int32_t mapping, int64_t C
     // arm's shorter programs where it declares them: fewer ragged last programs. Measured for
     // `stream` on an H200 (tile_tune set 6, one run): 32-token programs took 10-11% less time than 64
     // on the 32-sequence varlen batches of 2048 tokens and 8% more on one 4B 2048-token sequence
-    // (docs/BENCHMARKS.md, "H200, session 6"). Only the exact mapping: the exact-racy mapping keeps
+    // (CHANGELOG 2026-12-01, 8ea8210). Only the exact mapping: the exact-racy mapping keeps
     // the declared length (the #305 lessons use it).
     int32_t chunk = info.tokens_per_program;
     const int64_t batch_tokens = qsl[num_seqs] - qsl[0];

@@ -79,7 +79,7 @@ GDN_HD inline float canonical_nan() { return f32_from_bits(kCanonicalNaN); }
 //              exp(-x) overflowed);
 //   version 2: gdn_silu below — exp(-x) in unrounded pieces, a reciprocal seed and residual
 //              correction instead of the division: 1.75 ulps at worst over all 2^32 inputs, and 19%
-//              more SiLU per second on an H200 (docs/BENCHMARKS.md, "Deterministic math").
+//              more SiLU per second on an H200 (CHANGELOG 2026-12-01, 0cc566a).
 // exp, log1p, softplus and sigmoid (the post-conv gates) are unchanged since version 1. Version 1's
 // SiLU stays in namespace v1 for comparison by cuda/tests/detmath_exhaustive.cu and the tuning
 // bench; no op uses it.
@@ -236,7 +236,7 @@ GDN_HD inline float gdn_log1pf(float x) {
 //                                      the unrounded d, so neither exp(-x) nor 1 + exp(-x) is ever
 //                                      rounded on its own (those two roundings put version 1 at 2.3 ulps)
 // 22 operations (one integer multiply-add for 2^n, one integer subtract), all IEEE basic ops and
-// fmaf: the same bits on host and GPU; within 1.8 ulps of float64 (docs/BENCHMARKS.md).
+// fmaf: the same bits on host and GPU; within 1.8 ulps of float64 (CHANGELOG 2026-12-01, 0cc566a).
 // Otherwise (gdn_silu_wide): NaN in → canonical NaN; -Inf → canonical NaN (-Inf / Inf, as §3 writes
 // it); x > 80 (and +Inf) → x (exp(-x) < 2^-115: the true value rounds to x); x < -110 → -0 (below
 // 2^-150 in magnitude); in between x·exp(x) = 2^n · x·(1 + r·t) scaled by two exact-power multiplies
@@ -287,7 +287,7 @@ GDN_HD inline float gdn_silu(float x) { return gdn_silu_fast_range(x) ? gdn_silu
 // from 0x8000, where round-to-nearest-even moves to the next bf16. Rounding is monotonic in the bits, so
 // then every value within the slack rounds to ya's bf16. The caller computes gdn_silu otherwise (about
 // 0.1% of values, 66 of every 65,536 bit patterns).
-// How the test is written (session 15, docs/BENCHMARKS.md): the low half is moved to the top by one
+// How the test is written (CHANGELOG 2026-12-03, 5c83917): the low half is moved to the top by one
 // integer multiply-add, which also subtracts the window's start, so one unsigned compare tests the window
 // (wrapping mod 2^16 as the bits do); the low bits are the same for ±ya, so no absolute value is taken.
 // The earlier form also required ya to be a normal number; for |x| < 8 ya is always finite, and a
@@ -318,7 +318,7 @@ __device__ __forceinline__ float silu_bf16_approx(float x) {
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(1.0f + e));
   // x·r + (+0) rather than x·r: the same instruction count, and equal to x·r except at x = −0, where it
   // gives +0 as gdn_silu does (x·r gave −0: the one wrong input of all 2^32 once the normal-number test
-  // was dropped, detmath_exhaustive on the H200, session 15).
+  // was dropped, detmath_exhaustive on the H200: CHANGELOG 2026-12-03, 241f485).
   return __fmaf_rn(x, r, 0.0f);
 #else
   return x;  // nvcc's host pass of a __device__ function: never run

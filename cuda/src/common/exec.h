@@ -34,7 +34,7 @@
 // kernel's extern __shared__ array. One-dimensional launches (kGrid2D = false: the conv family, whose
 // programs can exceed gridDim.y) carry the logical grid_x and derive (bx, by) from blockIdx.x, in 32-bit
 // unsigned arithmetic (blockIdx.x < 2^31 and grid_x > 0 fit; a 64-bit division cost the registers that
-// made head-tile and stream spill, docs/BENCHMARKS.md "Session 4 tuning");
+// made head-tile and stream spill, CHANGELOG 2026-12-01, 85444e9);
 // two-dimensional launches use blockIdx.x/y directly.
 //
 // Host (HostThread): blocks run one after the other in the launch's order. An arm that declares no
@@ -119,7 +119,7 @@ struct CudaThread {
 #endif
   }
   // Unsigned: threadIdx.x / 32 is a shift; the signed (int) form needs a sign fix-up whose extra
-  // live values made the token-tile kernel spill at its 32-register cap (docs/BENCHMARKS.md).
+  // live values made the token-tile kernel spill at its 32-register cap (CHANGELOG 2026-12-01, 85444e9).
   GDN_HDI int lane() const {
 #if defined(__CUDA_ARCH__)
     return (int)(threadIdx.x % (unsigned)kWarp);

@@ -9,9 +9,9 @@
 // Conv and fused: a launch over one sequence needs no list at all. Its programs are (0, 0), (0, 1), ...
 // and its offsets [0, T], so program y is (0, y) and the offsets are 0 and T: the kernel computes them
 // (the plan sets Params::programs and Params::qsl to null). Batches of several sequences keep their lists
-// in memory. (Session 14 first carried lists of up to 64 words inside the parameters; the indexed read
+// in memory. (A first form carried lists of up to 64 words inside the parameters; the indexed read
 // of the parameter block made the compiler address every parameter through a register, and conv
-// stream-mufu at 4B T = 8192 ran 2.2% slower on an H200: docs/BENCHMARKS.md, "Session 14".)
+// stream-mufu at 4B T = 8192 ran 2.2% slower on an H200: CHANGELOG 2026-12-03, 626ae04.)
 //
 // Conv update: up to kInlineSlots slots given as a host copy travel in its parameters (its kernel is a
 // few µs long and measured no slower for it).

@@ -52,7 +52,7 @@ struct TileSilu {
 // (stream-mufu's host variants use TileSilu). Only for values that are stored as bf16 and nothing else.
 // Over a group (silu_group, kGroupShortcut) the approximation runs for every value of a run of RUN rows
 // and one test decides for the run: all accepted, or gdn_silu for all of them — one branch per run, not
-// per value (session 15, docs/BENCHMARKS.md). fast_range is therefore always true: no value needs the
+// per value (CHANGELOG 2026-12-03, 5c83917). fast_range is therefore always true: no value needs the
 // fast-range test first.
 template <int RUN>
 struct Bf16ShortcutSiluRun {
@@ -90,7 +90,7 @@ GDN_HDI void silu_group(float (&y)[R][N], bool fast) {
 #if defined(__CUDA_ARCH__)
   if constexpr (group_shortcut<S>(0)) {
     // Decided per run of S::kShortcutRows rows: a run's approximations and inputs are live together until
-    // its test is known (a whole group of 16 spilled at the 72-register cap, session 15).
+    // its test is known (a whole group of 16 spilled at the 72-register cap: tile_tune set 9, 5c83917).
     constexpr int kRun = S::kShortcutRows;
     static_assert(R % kRun == 0, "whole runs of rows");
     GDN_UNROLL

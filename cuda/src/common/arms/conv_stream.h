@@ -2,8 +2,8 @@
 // loop rebuilt to issue fewer instructions per output, one body for the CUDA kernel and the host
 // backend.
 //
-// Why: on an H200 `tile` is bound by instruction issue, not by memory (docs/BENCHMARKS.md, "Causal conv:
-// the tile arm": 47 SASS instructions per output at 0.80 issued per scheduler per cycle, DRAM at 42%).
+// Why: on an H200 `tile` is bound by instruction issue, not by memory (CHANGELOG 2026-12-01, 0cc566a:
+// 47 SASS instructions per output at 0.80 issued per scheduler per cycle, DRAM at 42%).
 // The SiLU (22 operations) and the K fmas are the arithmetic every exact arm must do; the rest was
 // bookkeeping that `stream` removes:
 //   - rows come in groups of R = 4 and the register window is indexed by constants across the group
@@ -30,8 +30,8 @@
 namespace gdn {
 namespace conv {
 
-// Launch shape, chosen with cuda/tests/tile_tune.cu on an H200 (sets 3 to 5, docs/BENCHMARKS.md "Causal conv:
-// the stream arm"): 4 channels per thread, groups of 4 rows, 128 threads, registers capped at 72 (7 blocks
+// Launch shape, chosen with cuda/tests/tile_tune.cu on an H200 (sets 3 to 5, CHANGELOG 2026-12-01,
+// 891003a and 3bc32cb): 4 channels per thread, groups of 4 rows, 128 threads, registers capped at 72 (7 blocks
 // per SM), 64-token programs, and a ring of row groups per thread in shared memory. Without the ring the
 // fastest exact variant ran at 1.40-1.79x copy; with 2 groups 1.39-1.62x at T >= 2048 in the same run (set 5),
 // 2-10% less time, most at T <= 8192. A second register buffer for the next group (set 4) needed 8 more
@@ -40,7 +40,7 @@ namespace conv {
 // 4 groups of bf16 rows, 2 of f32 rows. With the ring's first groups requested before the dependent loads of
 // the program's start (RING_FIRST below), 4 bf16 groups took 2-6% less time than 2 at T >= 8192 and tied at
 // T = 2048 and on short-sequence batches (in their 32-token programs); the order alone took 0-5% off (up to 6%
-// with 4 groups) (set 10, docs/BENCHMARKS.md "Session 16"). Deeper rings requested after those loads were no
+// with 4 groups) (set 10, CHANGELOG 2026-12-03, a5cc6a3). Deeper rings requested after those loads were no
 // faster (sets 5 and 9).
 constexpr int kStreamV = 4;        // channels per thread (8-byte bf16 vectors)
 constexpr int kStreamR = 4;        // rows per group
@@ -71,7 +71,7 @@ GDN_HD constexpr int stream_ring_depth() {
 // unused when D = 0.
 // RING_FIRST: the ring's first D − 1 groups are requested before the taps, the initial-state flag and the
 // history are read, so the first x rows are in flight while those dependent loads (flag, then state) wait;
-// false: after them (the order until session 16, kept as tile_tune's control). The bits are the same either way
+// false: after them (the order before a5cc6a3, kept as tile_tune's control). The bits are the same either way
 // (the ring only holds copies of x rows).
 template <class TX, class TO, class M, int W, int KF = 0, int V = kStreamV, int R = kStreamR,
           int THREADS = kStreamThreads, class S = TileSilu, int D = stream_ring_depth<TX>(), bool RING_FIRST = true,

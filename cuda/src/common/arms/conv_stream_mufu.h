@@ -1,7 +1,7 @@
 // conv arm `stream-mufu` (docs/SPEC.md §3.5, §9.2): `stream` with the GPU's SiLU shortcut for a bf16 `out`.
 //
 // Why: `stream` is bound by instruction issue and its exact SiLU is about 27 issued instructions of ~35
-// per output (docs/BENCHMARKS.md, "Causal conv: the stream arm"); the same structure with the hardware
+// per output (CHANGELOG 2026-12-01, 3bc32cb and 8ea8210); the same structure with the hardware
 // approximations ran at 1.06-1.19x copy at T >= 8192, but those are not the op's bits. Here each value
 // takes ex2.approx / rcp.approx and a rounding test (silu_bf16_shortcut, detmath.h) that accepts the
 // approximation only when its bf16 rounding is provably gdn_silu's; the rest (about 0.1%) take gdn_silu.

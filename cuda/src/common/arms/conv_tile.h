@@ -1,5 +1,5 @@
 // conv arm `tile` (docs/SPEC.md, "Causal conv: arms"): the fastest exact conv arm on an H200
-// (docs/BENCHMARKS.md, "Causal conv: the tile arm"), one body for the CUDA kernel and the host backend.
+// when it was added (CHANGELOG 2026-12-01, 0cc566a), one body for the CUDA kernel and the host backend.
 //
 // Channel-last tiles: a block owns THREADS·V consecutive channels and one program of the exact
 // mapping (a run of `chunk` tokens of one sequence, chunk 0 owning the final state as in every exact
@@ -111,7 +111,7 @@ GDN_HDI void tile_store(float* dst, const float (&y)[V]) {
 }
 
 // Launch shape of the library's tile arm, chosen with cuda/tests/tile_tune.cu on an H200 (two sweeps of
-// 16 and 12 variants, docs/BENCHMARKS.md "Causal conv: the tile arm"): 4 channels per thread (8-byte
+// 16 and 12 variants, CHANGELOG 2026-12-01, 0cc566a): 4 channels per thread (8-byte
 // bf16 vectors), one row per group, 128 threads, registers capped at 64 (8 blocks, 50% occupancy),
 // 32-token programs. It was the fastest exact variant on 6 of the 8 benchmark shapes and within 4% on
 // the other two: 1.86x copy at Qwen3.5-4B T = 8192 (vec: 2.08x), 2.17x on the 32-sequence varlen batch

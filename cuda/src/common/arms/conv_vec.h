@@ -230,8 +230,8 @@ GDN_HD inline void vec_thread(const Params& p, int64_t bx, int64_t by, int tid) 
 #if !defined(__CUDA_ARCH__)
 // ----------------------------------------------------------------- the host's traversal of a block
 // On the host, a production (unmutated) vec block is replayed as one pass over its token rows
-// instead of 128 thread bodies of 8 channels each (docs/SPEC.md §3.5, docs/BENCHMARKS.md "Host
-// backend", session 7): the thread bodies' fixed costs (lane arrays through the stack, per-group
+// instead of 128 thread bodies of 8 channels each (docs/SPEC.md §3.5, CHANGELOG
+// 2026-12-02, 8a33669): the thread bodies' fixed costs (lane arrays through the stack, per-group
 // range tests, 16-byte row pieces 16 KiB apart) were most of the host time, not the arithmetic.
 // Each pass covers kHostPass channels of the block's tile; every loop below is flat over those
 // channels, so GCC's loop vectoriser makes it 8-wide (AVX2). The element operations and their order

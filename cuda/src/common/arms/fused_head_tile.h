@@ -121,7 +121,7 @@ struct ArmHeadTile {
         }
       }
       // Pre-activations of the kRows x 8 outputs; when all are within gdn_silu_fast_range (nearly always) the
-      // activations are straight-line code (gdn_silu_fast == gdn_silu there, and only there: until session 4
+      // activations are straight-line code (gdn_silu_fast == gdn_silu there, and only there: an early form
       // this tested exp's wider range, |x| <= 87, and gave other bits for 80 < |x| <= 87 — caught by the
       // matrices' edge pre-activation cases).
       float y[kRows][kFeat];

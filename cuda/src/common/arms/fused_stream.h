@@ -7,9 +7,9 @@
 //
 // Why a second arm: `head-tile` gives each lane two 4-feature vectors 64 features apart (so the tree's
 // first level is a sum inside the lane), re-reads a 3-row halo every 8 tokens and shifts its window per
-// row; on an H200 it ran at 3.1-3.5x a copy of its traffic (docs/BENCHMARKS.md). Here a warp covers a
-// whole head row, so the tree's levels are all across lanes: head_sumsq_lanes below does them in 8
-// shuffles, the same pairing as the tree (so the same bits), and head_l2_inv_rows4 does a group's 4 rows
+// row; on an H200 it ran at 3.0-4.6x a copy of its traffic (docs/BENCHMARKS.md, "Fused conv → post-conv").
+// Here a warp covers a whole head row, so the tree's levels are all across lanes: head_sumsq_lanes below
+// does them in 8 shuffles, the same pairing as the tree (so the same bits), and head_l2_inv_rows4 does a group's 4 rows
 // in 21 shuffles (18 for the sums, 3 to fetch the other rows' scales) with one L2 scale per lane instead
 // of 32 and four (the tail rows take head_sumsq_lanes). The host replays those 21 shuffles in 8 waits
 // (shfl_xor_each: each level's exchanges are one step).
@@ -30,7 +30,7 @@ constexpr int kStreamWarpTokens = 16;  // tokens per warp (4 warps x 16 = the 64
 constexpr int kStreamRows = 4;         // rows per group
 // 7 resident blocks of 128 threads (registers capped at 72, no spills): with ROWS4, 4-5% less time than 6
 // blocks (80 registers) at T >= 8192 and 0-5% less at T = 2048 and on varlen batches; 8 blocks (64 registers)
-// spill and are slower (cuda/tests/fused_tune.cu, docs/BENCHMARKS.md "Session 10").
+// spill and are slower (cuda/tests/fused_tune.cu, CHANGELOG 2026-12-02, 7e5d158).
 constexpr int kStreamMinBlocks = 7;
 
 // The tree's sum of squares of one head row (Dk = 128) when lane l holds features 4l..4l+3 (x[0..3]).
@@ -86,7 +86,7 @@ GDN_HDI void head_l2_inv_rows4(Ctx& t, const float (&y)[kStreamRows][kVec], int 
   // the host instead of 8, 4 and 2), and so is the fetch of the other rows' scales. i = 4·rr + e at level 64.
   // Level 64's squares are written in both send and use: on the GPU they are one computation (send(i) and use(i)
   // inline side by side); the host squares twice. Handing the kept square from send to use through an array
-  // moved the spills of the K > 4 variants (ptxas, session 18), so the GPU's code keeps this form.
+  // moved the spills of the K > 4 variants (ptxas -v at 0d412b5), so the GPU's code keeps this form.
   float n64[2][kVec];
   const int masks64[2 * kVec] = {16, 16, 16, 16, 16, 16, 16, 16};
   t.shfl_xor_each(
@@ -144,8 +144,8 @@ GDN_HDI int stream_window_variant(const Params& p) { return p.K == 4 ? 0 : p.K <
 // head_l2_inv_rows4; else one row at a time, head_sumsq_lanes) and the conv's SiLU policy S for whole
 // groups (conv_common.h: TileSilu; Bf16ShortcutSilu only where TC is bf16, on the GPU). ROWS4 and S decide
 // speed, never bits; the arm takes ROWS4 and TileSilu, and cuda/tests/fused_tune.cu times the others
-// (docs/BENCHMARKS.md, "Session 10", where a warp per head slot and rows through a shared-memory ring were
-// measured too, in that session's tuning calls 1-3, and lost).
+// (CHANGELOG 2026-12-02, 7e5d158, where a warp per head slot and rows through a shared-memory ring were
+// measured too, and lost).
 template <class TX, class TC, class TQ, class M, int WV, bool ROWS4, class S, class Ctx>
 GDN_HD inline void stream_body(const Params& p, Ctx& t) {
   constexpr int W = WV == 2 ? conv::kMaxK : 4;
@@ -309,9 +309,9 @@ struct ArmStream {
 // kernels are variants 3..5: bf16 conv_dtype, the production build, a GPU of compute capability 9.0
 // (Params::silu_shortcut); the planted build, an f32 conv_dtype and the host run `stream`'s kernels and
 // arithmetic (cuda/src/cuda/kernel_of.cuh), so the planted mutants are caught as in `stream`.
-// Why it exists again: session 9's version gained 0-2% and was removed; with the shortcut's test decided
-// per row of 4 values (session 15) the same body is 4-11% faster than `stream` on every Qwen3.5 shape
-// (cuda/tests/fused_tune.cu, docs/BENCHMARKS.md "Session 15").
+// Why it exists again: 923df6b's version gained 0-2% and was removed; with the shortcut's test decided
+// per row of 4 values (5c83917) the same body is 4-11% faster than `stream` on every Qwen3.5 shape
+// (cuda/tests/fused_tune.cu, CHANGELOG 2026-12-03, f0e44e1).
 struct ArmStreamMufu {
   static constexpr ArmSpec spec = stream_arm_spec(
       "stream-mufu",

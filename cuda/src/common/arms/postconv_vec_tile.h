@@ -1,7 +1,7 @@
 // post-conv arm `vec-tile` (docs/SPEC.md §6): token-tile's grid, warps, value copies and gate slot,
 // with the q/k rows moved in 16-byte vectors. token-tile's q/k lanes load features l, l+32, l+64,
 // l+96 of a row, 2 bytes each: 64 bytes per warp instruction, and the profile of that kernel is
-// memory-latency-bound (docs/BENCHMARKS.md, "Session 7", post-conv ncu). Here a warp's 4 tokens are
+// memory-latency-bound (docs/BENCHMARKS.md, "Post-conv": ncu at 41a2db4). Here a warp's 4 tokens are
 // two rows at a time, one per 16-lane half; lane q of a half holds features 8q .. 8q+7 of its row
 // (one 16-byte load in bf16, two in f32), and the tree's levels are rebuilt from shuffles inside the
 // half (tree_sum16). The sums are the tree's, so the bits are `tree`'s and token-tile's.

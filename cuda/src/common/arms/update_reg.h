@@ -56,7 +56,7 @@ struct ArmReg {
   // stores, the state shifted by one — written as flat loops over the channels, so that GCC vectorises the
   // SiLU (gdn_silu_fast has no branch; a block with a pre-activation outside its range takes gdn_silu for all,
   // the same function). One thread body per channel made the decode update a scalar SiLU chain per call on the
-  // host (docs/BENCHMARKS.md, "Session 18"). Each channel reads its own state before any is written, as its
+  // host (CHANGELOG 2026-12-04, 3dbaa27). Each channel reads its own state before any is written, as its
   // thread does; channels do not share state, x, out or taps.
   template <class TX>
   static void host_block(const Params& p, int64_t bx, int64_t b) {
