@@ -4,7 +4,7 @@
 const path = require('path');
 let cli;
 try {
-  cli = require(path.join(__dirname, '..', 'dist', 'lib', 'cli.js'));
+  cli = require(path.join(__dirname, '..', 'dist', 'lib', 'cli', 'index.js'));
 } catch (e) {
   console.error(`gdnlab: the TypeScript build is missing (${e.message}); run \`npm run build\` first`);
   process.exit(2);

@@ -1,10 +1,10 @@
 // The `gdnlab` command line: finds the command its first words name (lib/cli/registry.ts), reads the rest by that
 // command's grammar (lib/cli/args.ts) and runs it. The commands themselves live in lib/cli/, one file each.
 
-import { Command, UsageError, commandName, commandUsage, orList, parseCommandLine, synopsis, wantsHelp } from './cli/args';
-import { COMMANDS } from './cli/registry';
+import { Command, UsageError, commandName, commandUsage, orList, parseCommandLine, synopsis, wantsHelp } from './args';
+import { COMMANDS } from './registry';
 
-export { UsageError } from './cli/args';
+export { UsageError } from './args';
 
 /** `gdnlab --help`: every command in one line, with its summary. */
 export function globalUsage(): string {
