@@ -421,7 +421,7 @@ export function fusedBenchShapes(quick = false): FusedBenchShape[] {
 
 /**
  * The conv arm/mapping of the timed chain: the fastest conv arm measured on an H200 (docs/BENCHMARKS.md,
- * "Session 8"), `stream-mufu`/exact, where libgdn lists it; else `stream`/exact, else `vec`/exact. A fixed
+ * "Causal conv, prefill"), `stream-mufu`/exact, where libgdn lists it; else `stream`/exact, else `vec`/exact. A fixed
  * rule rather than "the fastest arm of this run", so that the chain a fused ratio is taken against is the
  * same in every run on every machine with the same library.
  */

@@ -10,7 +10,7 @@
 //           the wait (sync path), result wrapping;
 //   over    CUDA: wall median − kernel median; host: the median over calls of (wall − that call's kernel),
 //           since a host kernel's own time varies by more than the overhead between calls on a shared
-//           machine (docs/BENCHMARKS.md, "Session 17"): the per-op overhead that issue 10 bounds by 15 µs.
+//           machine (CHANGELOG 2026-12-04, f3bf26d): the per-op overhead that issue 10 bounds by 15 µs.
 // Before any timing, every op case's outputs are compared bit for bit with the reference arm's at
 // the same shape (a benchmark validates before it times).
 

@@ -4,7 +4,7 @@
 //   h ─ in_proj_qkv ─► mixed_qkv [T, C]              (the conv's x)
 //   h ─ [in_proj_b; in_proj_a] ─► ba [T, 2·Hv]      (b = ba[:, :Hv], a = ba[:, Hv:], the post-conv's gates)
 //
-// Layer 0's input is exactly RMSNorm(embed_tokens[ids]) (DOMAIN.md §2). The RMSNorm follows Hugging
+// Layer 0's input is exactly RMSNorm(embed_tokens[ids]) (docs/DOMAIN.md §2). The RMSNorm follows Hugging
 // Face's Qwen3_5RMSNorm step by step in f32: x.float(); var = mean(x²); x · rsqrt(var + eps);
 // times (1 + w.float()); one rounding back to the input dtype at the end (bf16 for Qwen3.5). The
 // projections run on the active backend through matmulNT (f32 accumulation, k ascending, fma),

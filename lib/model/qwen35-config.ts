@@ -1,4 +1,4 @@
-// Qwen3.5 config.json and checkpoint directories (DOMAIN.md §2), and the published models' shapes.
+// Qwen3.5 config.json and checkpoint directories (docs/DOMAIN.md §2), and the published models' shapes.
 //
 // The official configs nest the text model in `text_config` (model_type `qwen3_5` outside,
 // `qwen3_5_text` inside; the MoE models `qwen3_5_moe` / `qwen3_5_moe_text`); flat configs put the
@@ -237,7 +237,7 @@ function listDir(dir: string): string[] {
 
 // ------------------------------------------------------------------------------ presets
 
-/** The published Qwen3.5 models' GDN shapes (DOMAIN.md §1). */
+/** The published Qwen3.5 models' GDN shapes (docs/DOMAIN.md §1). */
 export interface Qwen35Preset extends GdnShapes {
   name: Qwen35PresetName;
   numLayers: number;

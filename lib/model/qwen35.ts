@@ -1,4 +1,4 @@
-// Qwen3.5 checkpoints: open a directory, list the layers, load a GDN layer's tensors (DOMAIN.md §2).
+// Qwen3.5 checkpoints: open a directory, list the layers, load a GDN layer's tensors (docs/DOMAIN.md §2).
 //
 //   const ckpt = Qwen35Checkpoint.open('/models/Qwen3.5-27B');   // or a models--Qwen--… cache entry
 //   ckpt.layers()                  // [{ index: 0, type: 'linear_attention' }, …]

@@ -1,5 +1,5 @@
 // safetensors: read single files and sharded checkpoints, validate headers strictly, read only the
-// tensors asked for, write files for tests and synthetic checkpoints. See DOMAIN.md §2.
+// tensors asked for, write files for tests and synthetic checkpoints. See docs/DOMAIN.md §2.
 //
 //   const f = SafetensorsFile.open('model.safetensors');        // header only
 //   f.read('model.embed_tokens.weight')                          // a Tensor (F32/BF16/F16/I32/I8)

@@ -3,7 +3,7 @@
 //
 // The page says at the top, in words, that this is a CROSS-RUN comparison: the two columns come from
 // different runs (other clocks, load, maybe another device or revision), so a ratio read across
-// them is not a within-run measurement (docs/TIMING.md's rule; timeArms refuses such comparisons
+// them is not a within-run measurement (docs/BENCHMARKS.md, "Method"; timeArms refuses such comparisons
 // unless asked). Both runs' provenance (metadata.gdnlab.provenance, written by `notebooks run`, or
 // the export's) heads its column. Outputs are paired in order: the k-th table of A beside the k-th
 // table of B, likewise figures, under the heading of the section they are in. Figures are shown

@@ -441,8 +441,8 @@ export function forward(inputs: ConvInputs, opts: ConvOptions = {}): Promise<Con
 /**
  * Bytes the conv must move at least (a benchmark's copy of "the same traffic", docs/BENCHMARKS.md): x read once,
  * out written once, the final state written (N·C·(K-1) f32) and the old state read for the sequences that
- * have one (nInitial of them). Until session 17 the benches counted x and out only, which left out 7% of a
- * 32-sequence varlen batch's traffic (docs/BENCHMARKS.md, "Session 17").
+ * have one (nInitial of them). Before 22a9d49 the benches counted x and out only, which left out 7% of a
+ * 32-sequence varlen batch's traffic (CHANGELOG 2026-12-04, 22a9d49).
  */
 export function convBytes(o: { T: number; C: number; K: number; N: number; nInitial: number; xBytes: number; outBytes: number }): number {
   return o.T * o.C * (o.xBytes + o.outBytes) + stateBytes(o.N, o.nInitial, o.C, o.K);

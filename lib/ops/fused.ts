@@ -15,7 +15,7 @@ import { DTYPE_CODE, Staging, backendOf, opCall, expectChoice, expectDType, expe
 
 /**
  * The arm gdn.fused.forward runs when none is named: `stream-mufu`, 0.88-0.95 of `stream`'s time on an H200
- * with the same bits (docs/BENCHMARKS.md, "Session 15"); elsewhere (host, other GPUs, f32 convDtype) it runs
+ * with the same bits (CHANGELOG 2026-12-03, f0e44e1); elsewhere (host, other GPUs, f32 convDtype) it runs
  * `stream`'s arithmetic.
  */
 export const DEFAULT_FUSED_ARM = 'stream-mufu';
@@ -279,7 +279,7 @@ export async function chain(inputs: FusedInputs, opts: FusedOptions): Promise<Fu
 /**
  * Bytes the fused op must move at least: x read once, a and b read, q, k, v, g, beta written, the final
  * state written (N·C·(K-1) f32) and the old state read for the nInitial sequences that have one (as
- * conv.convBytes; default N, every sequence; the benches pass the batch's count since session 17).
+ * conv.convBytes; default N, every sequence; the benches pass the batch's count since 22a9d49).
  */
 export function fusedBytes(T: number, s: PostconvShape, o: { xBytes: number; qkvBytes: number; gateBytes: number; N: number; nInitial?: number; K: number }): number {
   const C = 2 * s.Hk * s.Dk + s.Hv * s.Dv;

@@ -1,4 +1,4 @@
-// An independent float64 reference of the causal conv (DOMAIN.md §3), written from the
+// An independent float64 reference of the causal conv (docs/SPEC.md §3), written from the
 // specification in plain TypeScript. It shares no code with libgdn: it is what the arms'
 // accuracy is measured against (the arms themselves are compared with each other bit for bit).
 
@@ -70,7 +70,7 @@ export function maxError(actual: Float32Array | Float64Array, ref: Float64Array,
   return { maxAbs, maxRel, withinTolerance: violations === 0, violations };
 }
 
-/** Upstream causal-conv1d test tolerances (DOMAIN.md §6). */
+/** Upstream causal-conv1d test tolerances (docs/DOMAIN.md §3). */
 export const CONV_TOLERANCE = {
   bf16: { rtol: 1e-2, atol: 5e-2 },
   f32: { rtol: 1e-5, atol: 1e-5 },

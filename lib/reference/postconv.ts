@@ -1,4 +1,4 @@
-// An independent float64 reference of the post-conv step (DOMAIN.md §4), written from the
+// An independent float64 reference of the post-conv step (docs/SPEC.md §6), written from the
 // specification in plain TypeScript: what the arms' accuracy is measured against.
 
 import { Tensor } from '../tensor';

@@ -1,4 +1,4 @@
-// Edges of the bit counter and the rounding-store check that the Stryker run after session 3 found
+// Edges of the bit counter and the rounding-store check that a Stryker run (docs/TESTING.md) found
 // unguarded (docs/TESTING.md, "Survivors"): tensors of equal size but other shapes, and the
 // exact / NaN bookkeeping of checkRoundingStore.
 

@@ -1,5 +1,5 @@
-// What a benchmark's copy must move: the op's whole traffic, state included (docs/BENCHMARKS.md, "Session 17").
-// Until session 17 the conv benches divided by a copy of x and out only, leaving out 7% of a 32-sequence batch;
+// What a benchmark's copy must move: the op's whole traffic, state included (docs/BENCHMARKS.md, "Method").
+// Before 22a9d49 the conv benches divided by a copy of x and out only, leaving out 7% of a 32-sequence batch;
 // these tests fail if a bench goes back to that, or if fusedBytes counts state reads a sequence does not make.
 
 import { strict as assert } from 'assert';

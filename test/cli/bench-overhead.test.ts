@@ -1,7 +1,7 @@
 // Per-op overhead on the host backend is taken call by call: each call's wall time minus the time its own kernel
 // replay took inside it (gdn_last_kernel_ns), because a host kernel's time varies by more than the overhead between
-// calls on a shared machine — the difference of two medians measured apart swung from −9 to +33 µs in session 17
-// (docs/BENCHMARKS.md, "Session 17"). These tests fail if the kernel time is not the call's own, or if the bench
+// calls on a shared machine — the difference of two medians measured apart swung from −9 to +33 µs between cases
+// of one run (CHANGELOG 2026-12-04, f3bf26d). These tests fail if the kernel time is not the call's own, or if the bench
 // stops attributing the call's extra work to the overhead.
 
 import { strict as assert } from 'assert';

@@ -1,6 +1,6 @@
 // A benchmark stopped part-way keeps what it measured: bench conv/postconv/fused hand the report so far to
 // onProgress after every shape (and before each external baseline), marked incomplete, and the CLI writes it to
-// the --json / --markdown files; the finished report carries no mark (docs/TESTING.md, "Session 16").
+// the --json / --markdown files; the finished report carries no mark (docs/TESTING.md, "Planted defects").
 
 import { strict as assert } from 'assert';
 import * as fs from 'fs';

@@ -92,7 +92,7 @@ describe('Qwen3.5 HF fixtures', function () {
       });
 
       // Budgets. HF runs these steps with torch's CPU kernels, whose reduction orders are
-      // vectorised and depend on the CPU; gdnlab's are fixed (DOMAIN.md §5). Both are f32
+      // vectorised and depend on the CPU; gdnlab's are fixed (docs/SPEC.md §9). Both are f32
       // computations rounded once to bf16, so they may differ by one bf16 ulp where the two f32
       // results straddle a rounding boundary; more than that would be a real error.
 
@@ -157,7 +157,7 @@ describe('Qwen3.5 HF fixtures', function () {
         assert.ok(e2e.maxUlp <= 2, `max ${e2e.maxUlp} ulp`);
         // Why up to 2 ulps: HF's torch path runs F.conv1d in bf16 (rounds the pre-activation to
         // bf16) and then SiLU on that bf16 tensor (rounds again); gdnlab keeps the pre-activation
-        // in f32 and rounds once (DOMAIN.md §3). Emulating HF's two roundings from the same inputs
+        // in f32 and rounds once (docs/SPEC.md §3.2). Emulating HF's two roundings from the same inputs
         // reproduces every one of HF's bits.
         const x = R('in_proj_qkv').toFloat32();
         const w = act.convWeight.toFloat32();

@@ -69,7 +69,7 @@ describe('Qwen3.5 config.json', () => {
 
 describe('Qwen3.5 presets', function () {
   this.timeout(60_000);
-  it('carry the published shapes (DOMAIN.md §1)', () => {
+  it('carry the published shapes (docs/DOMAIN.md §1)', () => {
     const table = Object.values(QWEN35_PRESETS).map((p) => [p.name, p.hidden, p.Hk, p.Hv, p.Dk, p.K, p.C]);
     assert.deepEqual(table, [
       ['0.8B', 1024, 16, 16, 128, 4, 6144],
