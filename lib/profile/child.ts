@@ -58,7 +58,7 @@ async function main(): Promise<void> {
   const file = process.argv[2];
   if (!file) throw new Error('usage: node child.js JOB.json');
   const job = JSON.parse(fs.readFileSync(file, 'utf8')) as ProfileJob;
-  const backend = Backend.open('cuda');
+  const backend = Backend.open(job.backend ?? 'cuda');
   const launches = await runJob(job, backend);
   fs.writeFileSync(job.manifest, JSON.stringify(launches, null, 1));
 }

@@ -25,6 +25,8 @@ export interface ProfileJob {
   define: { op: 'conv' | 'postconv'; spec: Record<string, unknown> }[];
   /** Where the child writes the launches it made (ProfiledLaunch[] as JSON). */
   manifest: string;
+  /** The backend the child opens (default 'cuda'; 'host' only where tests drive the child under a stand-in ncu). */
+  backend?: 'cuda' | 'host';
 }
 
 /** Writes each input to `dir`: tensors as raw bytes (downloaded when on a device), the rest as JSON. */

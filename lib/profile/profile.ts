@@ -101,13 +101,13 @@ export function unavailableReason(backendKind: 'host' | 'cuda', ncuPath: string,
 
 // ------------------------------------------------------------------------------------------ inputs
 
-interface ArmRequest {
+export interface ArmRequest {
   label: string;
   arm: string;
   mapping?: string;
 }
 
-function expectArms(op: ProfileOp, arms: unknown): ArmRequest[] {
+export function expectArms(op: ProfileOp, arms: unknown): ArmRequest[] {
   if (!Array.isArray(arms) || arms.length === 0) throw new TypeError(`arms: expected a non-empty list of ${op} arm names, got ${describe(arms)}`);
   const known = armNames(op);
   return arms.map((a, i) => {
@@ -308,7 +308,11 @@ export function metricsNamedInError(output: string, asked: readonly string[]): s
   return asked.filter((m) => errors.some((l) => l.includes(m)));
 }
 
-async function profileUnderNcu(ncu: string, op: ProfileOp, arms: ArmRequest[], inputs: Record<string, unknown>, fwd: Record<string, unknown>, timeoutMs: number): Promise<{ csv: string; csvFile: string; reportFile: string; launches: ProfiledLaunch[]; dropped: string[] }> {
+/**
+ * Records the arms' launches under ncu in the child process and reads the report back as CSV (exported
+ * so that tests can drive it with a stand-in ncu and a host-backend child).
+ */
+export async function profileUnderNcu(ncu: string, op: ProfileOp, arms: ArmRequest[], inputs: Record<string, unknown>, fwd: Record<string, unknown>, timeoutMs: number, childBackend: 'cuda' | 'host' = 'cuda'): Promise<{ csv: string; csvFile: string; reportFile: string; launches: ProfiledLaunch[]; dropped: string[] }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gdnlab-profile-'));
   const define: ProfileJob['define'] = [];
   for (const a of arms) {
@@ -317,11 +321,11 @@ async function profileUnderNcu(ncu: string, op: ProfileOp, arms: ArmRequest[], i
     if (!spec) throw new Error(`arms: '${a.arm}' was defined by another process; define it in this one (defineArm) to profile it`);
     define.push({ op, spec: { ...spec } as unknown as Record<string, unknown> });
   }
-  const job: ProfileJob = { op, inputs: writeInputs(inputs, dir), forward: fwd, arms, define, manifest: path.join(dir, 'launches.json') };
+  const job: ProfileJob = { op, inputs: writeInputs(inputs, dir), forward: fwd, arms, define, manifest: path.join(dir, 'launches.json'), backend: childBackend };
   const jobFile = path.join(dir, 'job.json');
   fs.writeFileSync(jobFile, JSON.stringify(job));
   const report = path.join(dir, 'profile.ncu-rep');
-  const env = { ...process.env, GDN_BACKEND: 'cuda' };
+  const env = { ...process.env, GDN_BACKEND: childBackend };
   let metrics = metricList();
   const dropped: string[] = [];
   for (let attempt = 0; ; attempt++) {

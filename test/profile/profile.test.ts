@@ -9,7 +9,7 @@ import * as path from 'path';
 import { NcuCsvError, csvRecords, parseNcuCsv, parseNcuNumber, toBaseUnit } from '../../lib/profile/ncu-csv';
 import { METRICS, STALL_REASONS, metricList, ncuImportArgs, ncuRecordArgs, stallMetric, stallReasonOf } from '../../lib/profile/metrics';
 import { ProfiledLaunch, analyse, rankStalls, rooflineFigure, tableRows } from '../../lib/profile/report';
-import { findNcu, metricsNamedInError, minimalBytes, profile, unavailableReason } from '../../lib/profile/profile';
+import { expectArms, findNcu, metricsNamedInError, minimalBytes, profile, profileUnderNcu, unavailableReason } from '../../lib/profile/profile';
 import { Backend } from '../../lib/backend';
 import { Tensor } from '../../lib/tensor';
 import { MIME_BUNDLE } from '../../lib/view/display';
@@ -289,5 +289,82 @@ describe('profile: without a GPU or without ncu', function () {
     await assert.rejects(profile('postconv', inputs, { arms: ['tree/exact'], backend: host }), /only conv arms take a mapping/);
     await assert.rejects(profile('matmul' as never, inputs, { arms: ['scalar'], backend: host }), /op: expected one of conv, postconv, fused/);
     await assert.rejects(profile('conv', inputs, { arms: ['scalar'], arm: 'vec', backend: host }), /arm: profile takes a list of arms/);
+  });
+});
+
+// A stand-in for ncu: `--export R … CMD` runs CMD (the real child process, on the host backend) and stores the
+// synthetic report as R; `--import R` prints it. FAKE_NCU_REJECT=METRIC makes a run that asks for METRIC fail as
+// ncu does for a metric it does not know; FAKE_NCU_LOG records every invocation.
+const FAKE_NCU = `#!/usr/bin/env bash
+echo "$*" >> "$FAKE_NCU_LOG"
+if [ "$1" = --import ]; then cat "$2"; exit 0; fi
+report=""; metrics=""; cmd=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --export) report=$2; shift 2 ;;
+    --metrics) metrics=$2; shift 2 ;;
+    --force-overwrite) shift ;;
+    --*) shift 2 ;;
+    *) cmd=("$@"); break ;;
+  esac
+done
+if [ -n "\${FAKE_NCU_REJECT:-}" ] && [[ ",$metrics," == *",$FAKE_NCU_REJECT,"* ]]; then
+  echo "==ERROR== Failed to find metric $FAKE_NCU_REJECT" >&2; exit 1
+fi
+"\${cmd[@]}" || exit $?
+cp "$FAKE_NCU_CSV" "$report"
+`;
+
+describe('profile: the child process under (a stand-in) ncu', function () {
+  this.timeout(120000);
+  let dir: string;
+  let ncu: string;
+  const saved = { ...process.env };
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gdnlab-fake-ncu-'));
+    ncu = path.join(dir, 'ncu');
+    fs.writeFileSync(ncu, FAKE_NCU, { mode: 0o755 });
+    process.env.FAKE_NCU_LOG = path.join(dir, 'calls.log');
+    process.env.FAKE_NCU_CSV = SYNTHETIC;
+  });
+  after(() => {
+    for (const k of ['FAKE_NCU_LOG', 'FAKE_NCU_CSV', 'FAKE_NCU_REJECT']) if (saved[k] === undefined) delete process.env[k];
+  });
+  const inputs = () => ({
+    x: Tensor.random([40, 256], 'bf16', { seed: 4 }), weight: Tensor.random([256, 4], 'bf16', { seed: 5 }),
+    queryStartLoc: [0, 40], hasInitialState: [false], convState: Tensor.zeros([1, 256, 3], 'f32'),
+  });
+
+  it('launches each arm once in the child, in order, and reads the report back', async () => {
+    const arms = expectArms('conv', ['scalar', 'vec', 'stream-mufu']);
+    const rec = await profileUnderNcu(ncu, 'conv', arms, inputs(), { outDtype: 'bf16' }, 60000, 'host');
+    assert.deepEqual(rec.launches.map((l) => [l.label, l.ran]), [['scalar', 'scalar/sequence'], ['vec', 'vec/exact'], ['stream-mufu', 'stream-mufu/exact']]);
+    assert.ok(rec.launches.every((l) => l.outputElements === 40 * 256 && !l.user));
+    assert.equal(fs.readFileSync(rec.csvFile, 'utf8'), fs.readFileSync(SYNTHETIC, 'utf8'));
+    assert.deepEqual(rec.dropped, []);
+    const calls = fs.readFileSync(process.env.FAKE_NCU_LOG!, 'utf8').trim().split('\n');
+    assert.match(calls[calls.length - 2], /--clock-control none --cache-control all --target-processes all/);
+    assert.match(calls[calls.length - 1], /^--import .*profile\.ncu-rep --csv --page raw --print-units base/);
+    const a = analyse(parseNcuCsv(rec.csv), rec.launches, 1e6, null);
+    assert.equal(a.rows[2].registers, 72);
+  });
+
+  it('runs again without a metric this ncu does not know, and lists it as missing', async () => {
+    const bad = stallMetric('misc');
+    process.env.FAKE_NCU_REJECT = bad;
+    try {
+      const rec = await profileUnderNcu(ncu, 'conv', expectArms('conv', ['scalar', 'vec', 'stream-mufu']), inputs(), {}, 60000, 'host');
+      assert.deepEqual(rec.dropped, [bad]);
+      const calls = fs.readFileSync(process.env.FAKE_NCU_LOG!, 'utf8').trim().split('\n');
+      assert.ok(calls[calls.length - 2].includes(bad) === false && calls[calls.length - 3].includes(bad));
+    } finally {
+      delete process.env.FAKE_NCU_REJECT;
+    }
+  });
+
+  it('reports a failing child with ncu\'s last output', async () => {
+    // An arm the child cannot run at these inputs: the output dtype is refused inside the child.
+    await assert.rejects(profileUnderNcu(ncu, 'conv', expectArms('conv', ['scalar']), inputs(), { outDtype: 'f16' }, 60000, 'host'),
+      (e: Error) => /ncu exited with 1 before the child process wrote its launches/.test(e.message) && /outDtype/.test(e.message));
   });
 });
