@@ -11,6 +11,7 @@
 import { DType, checkDType, dtypeSize, describe, f32ToBf16Bits, f32ToF16Bits, bf16BitsToF32, f16BitsToF32 } from './dtype';
 import type { Backend } from './backend';
 import { Rng } from './random';
+import { constants as bufferConstants } from 'buffer';
 
 /** Storage shared by a tensor and its views. */
 export abstract class Storage {
@@ -117,6 +118,48 @@ export interface RandomOptions extends TensorOptions {
 
 export type NumericArray = ArrayLike<number>;
 
+/** The largest host tensor in bytes: one typed array of Node.js (buffer.constants.MAX_LENGTH, 4 GiB on Node 20). */
+export const MAX_HOST_BYTES: number = bufferConstants.MAX_LENGTH;
+
+/** A host tensor of `bytes` fits in one typed array, or a RangeError naming the shape and the limit. */
+function checkHostBytes(shape: readonly number[], dtype: DType, bytes: number): void {
+  if (bytes <= MAX_HOST_BYTES) return;
+  throw new RangeError(
+    `shape: [${shape.join(', ')}] ${dtype} needs ${formatBytes(bytes)} of host memory; a host tensor holds at most ` +
+      `${formatBytes(MAX_HOST_BYTES)} (Node.js's largest typed array). Make it on a backend instead ` +
+      `(Tensor.empty(shape, dtype, { backend })), or use a smaller shape`,
+  );
+}
+
+function formatBytes(n: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0;
+  let v = n;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${i === 0 ? v : v.toFixed(v < 10 ? 2 : 1)} ${units[i]} (${n} bytes)`;
+}
+
+/**
+ * What the elements of a tensor mean for the op that made it: a map from a flat element index to named
+ * coordinates, e.g. (sequence, token, channel) for the conv's output. Built by lib/analysis/coordinates.ts;
+ * an op sets it on the tensors it returns, so a diff of them is located without options.
+ */
+export interface Coordinates {
+  /** Short description, e.g. "conv (sequence, token, channel)". */
+  readonly kind: string;
+  /** Names of the coordinates `at` returns, in order. */
+  names(shape: readonly number[]): string[];
+  /** Names of the mismatch map's axes (tensor viewed as [shape[0], numel / shape[0]]). */
+  mapAxes(shape: readonly number[]): [string, string];
+  /** Throws a clear error when the mapper does not fit a tensor of this shape. */
+  check(shape: readonly number[]): void;
+  /** The coordinates of flat (row-major, contiguous) element index i. */
+  at(index: number, shape: readonly number[]): number[];
+}
+
 export class Tensor {
   readonly shape: readonly number[];
   readonly dtype: DType;
@@ -128,6 +171,9 @@ export class Tensor {
   private readonly nRows: number;
   private readonly nCols: number;
   private readonly nElems: number;
+  // The op's coordinates of this tensor's elements, or a function making them (built when first read:
+  // the conv's need its offsets, which may be on the device).
+  private coords: Coordinates | (() => Coordinates) | null = null;
 
   /** @internal Use the static constructors. */
   constructor(shape: readonly number[], dtype: DType, storage: Storage, opts: TensorOptions = {}) {
@@ -205,6 +251,11 @@ export class Tensor {
     const rng = new Rng(opts.seed ?? 0);
     const scale = opts.scale ?? 1;
     const n = numelOf(checkShape(shape, 'shape'));
+    checkHostBytes(shape, dtype, layoutBytes(shape, dtype, opts));
+    // The values are drawn in float64 first (one rounding, to dtype): that array has its own limit.
+    if (n * 8 > MAX_HOST_BYTES) {
+      throw new RangeError(`shape: Tensor.random draws [${shape.join(', ')}] as ${n} float64 values (${formatBytes(n * 8)}), more than the ${formatBytes(MAX_HOST_BYTES)} a host array holds; use a smaller shape`);
+    }
     const values = new Float64Array(n);
     const integer = dtype === 'i32' || dtype === 'i8';
     for (let i = 0; i < n; i++) {
@@ -218,6 +269,7 @@ export class Tensor {
 
   private static allocHost(shape: readonly number[], dtype: DType, opts: TensorOptions): Tensor {
     const bytes = layoutBytes(shape, dtype, opts);
+    checkHostBytes(shape, dtype, bytes);
     return new Tensor(shape, dtype, new HostStorage(new Uint8Array(bytes)), opts);
   }
 
@@ -264,6 +316,37 @@ export class Tensor {
     return (this.extentElements() - this.offset) * dtypeSize(this.dtype);
   }
 
+  /**
+   * What an element index means for the op that wrote this tensor (e.g. conv out: sequence, token,
+   * channel), or null when no op said. diff() uses it when no coordinates are given; host(), to(),
+   * clone() and astype() keep it (same shape), views and reshapes do not.
+   */
+  get coordinates(): Coordinates | null {
+    if (typeof this.coords === 'function') {
+      try {
+        this.coords = this.coords();
+      } catch {
+        this.coords = null;  // what it needed is gone (e.g. offsets released): plain indices then
+      }
+    }
+    return this.coords;
+  }
+
+  /** Sets what this tensor's element indices mean (an op's result; a function is called when first needed). Returns this. */
+  withCoordinates(coordinates: Coordinates | (() => Coordinates) | null): this {
+    if (coordinates !== null && typeof coordinates !== 'function' && typeof (coordinates as Coordinates)?.at !== 'function') {
+      throw new TypeError(`coordinates: expected a Coordinates mapper (convCoordinates, postconvCoordinates, …) or null, got ${describe(coordinates)}`);
+    }
+    this.coords = coordinates;
+    return this;
+  }
+
+  /** A same-shape copy keeps its source's coordinates (unevaluated). */
+  private sameLayout(t: Tensor): Tensor {
+    t.coords = this.coords;
+    return t;
+  }
+
   assertLive(what: string): void {
     if (this.storage.released) throw new Error(`${what}: tensor [${this.shape.join(", ")}] ${this.dtype} was released`);
   }
@@ -284,7 +367,7 @@ export class Tensor {
       storage.release();
       throw e;
     }
-    return new Tensor(this.shape, this.dtype, storage, { rowStride: host.rowStride, offset: host.offset });
+    return this.sameLayout(new Tensor(this.shape, this.dtype, storage, { rowStride: host.rowStride, offset: host.offset }));
   }
 
   /** This tensor in host memory (downloaded; the same tensor when it is already there). Layout is kept. */
@@ -294,7 +377,7 @@ export class Tensor {
     const s = this.storage as DeviceStorage;
     const data = new Uint8Array(s.bytes);
     s.backend.download(data, s.addr);
-    return new Tensor(this.shape, this.dtype, new HostStorage(data), { rowStride: this.rowStride, offset: this.offset });
+    return this.sameLayout(new Tensor(this.shape, this.dtype, new HostStorage(data), { rowStride: this.rowStride, offset: this.offset }));
   }
 
   /** Frees device storage now (views of it become unusable). Safe to call twice. */
@@ -401,12 +484,12 @@ export class Tensor {
   /** A contiguous copy on the host. */
   clone(): Tensor {
     const bits = this.bits();
-    return new Tensor(this.shape, this.dtype, new HostStorage(new Uint8Array(bits.buffer, bits.byteOffset, bits.byteLength).slice()));
+    return this.sameLayout(new Tensor(this.shape, this.dtype, new HostStorage(new Uint8Array(bits.buffer, bits.byteOffset, bits.byteLength).slice())));
   }
 
   /** Values converted to another dtype (rounded to nearest even), contiguous, on the host. */
   astype(dtype: DType): Tensor {
-    return Tensor.from(this.toFloat32(), this.shape, dtype);
+    return this.sameLayout(Tensor.from(this.toFloat32(), this.shape, dtype));
   }
 
   toString(): string {

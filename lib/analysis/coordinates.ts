@@ -1,6 +1,7 @@
 // Coordinates: map a flat element index of a compared tensor back to what it means for the op.
 //
 //   plainCoordinates()          indices along the tensor's own dimensions (the default)
+//   namedCoordinates(kind, ...) indices along the dimensions under the op's names, e.g. state (sequence, channel, tap)
 //   convCoordinates(qsl)        conv x/out [T, C]: (sequence, token in the sequence, channel)
 //   postconvCoordinates(...)    post-conv q/k/v [T, H, D] (or [T, H·D]): (token, head, feature)
 //
@@ -8,20 +9,10 @@
 // [shape[0], rest]), e.g. token × channel.
 
 import { describe } from '../dtype';
-import { Tensor } from '../tensor';
+import { Coordinates, Tensor } from '../tensor';
 
-export interface Coordinates {
-  /** Short description, e.g. "conv (sequence, token, channel)". */
-  readonly kind: string;
-  /** Names of the coordinates `at` returns, in order. */
-  names(shape: readonly number[]): string[];
-  /** Names of the mismatch map's axes (tensor viewed as [shape[0], numel / shape[0]]). */
-  mapAxes(shape: readonly number[]): [string, string];
-  /** Throws a clear error when the mapper does not fit a tensor of this shape. */
-  check(shape: readonly number[]): void;
-  /** The coordinates of flat (row-major, contiguous) element index i. */
-  at(index: number, shape: readonly number[]): number[];
-}
+// The interface lives with Tensor (an op's result carries its coordinates: Tensor.coordinates).
+export type { Coordinates } from '../tensor';
 
 /** Indices along the tensor's dimensions. */
 export function plainCoordinates(): Coordinates {
@@ -45,6 +36,27 @@ export function plainCoordinates(): Coordinates {
       }
       return out;
     },
+  };
+}
+
+/**
+ * Indices along the tensor's dimensions under the op's names: e.g. the conv state [N, C, K-1] as
+ * (sequence, channel, tap), the gates g, beta [T, Hv] as (token, head).
+ */
+export function namedCoordinates(kind: string, names: readonly string[]): Coordinates {
+  if (typeof kind !== 'string' || kind === '') throw new TypeError(`kind: expected a non-empty string, got ${describe(kind)}`);
+  if (!Array.isArray(names) || names.length === 0 || !names.every((n) => typeof n === 'string' && n !== '')) {
+    throw new TypeError(`names: expected a non-empty array of dimension names, got ${describe(names)}`);
+  }
+  const plain = plainCoordinates();
+  return {
+    kind: `${kind} (${names.join(', ')})`,
+    names: () => [...names],
+    mapAxes: () => (names.length === 2 ? [names[0], names[1]] : [names[0], names.slice(1).join('·')]) as [string, string],
+    check(shape) {
+      if (shape.length !== names.length) throw new RangeError(`coordinates: ${kind} has ${names.length} dimensions (${names.join(', ')}), got shape [${shape}]`);
+    },
+    at: plain.at,
   };
 }
 

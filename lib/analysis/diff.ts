@@ -40,7 +40,10 @@ export interface ToleranceOptions {
 }
 
 export interface DiffOptions {
-  /** Maps element indices to the op's coordinates (default: plain indices). */
+  /**
+   * Maps element indices to the op's coordinates. Default: the coordinates an op set on `actual` (or else
+   * `expected`), e.g. (sequence, token, channel) for conv.forward's out; plain indices for other tensors.
+   */
   coordinates?: Coordinates;
   /** How many mismatches (and tolerance violations) to list, in index order (default 10). */
   firstN?: number;
@@ -286,7 +289,8 @@ export function diff(actual: Tensor, expected: Tensor, opts: DiffOptions = {}): 
   if (!Number.isInteger(firstN) || firstN < 0) throw new RangeError(`firstN: expected a non-negative integer, got ${describe(opts.firstN)}`);
   const tol = checkTolerance(opts.tolerance);
   const shape = [...actual.shape];
-  const coordinates = opts.coordinates ?? plainCoordinates();
+  // An op's result knows its layout (Tensor.coordinates): actual's, else expected's, else plain indices.
+  const coordinates = opts.coordinates ?? actual.coordinates ?? expected.coordinates ?? plainCoordinates();
   if (typeof coordinates?.at !== 'function') throw new TypeError(`coordinates: expected a Coordinates mapper (convCoordinates, postconvCoordinates, …), got ${describe(opts.coordinates)}`);
   coordinates.check(shape);
   const names = coordinates.names(shape);

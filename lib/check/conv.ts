@@ -9,6 +9,7 @@ import { forwardSync, ConvArm, ConvMapping, ConvMutant, ConvResult, Schedule } f
 import { arms, referenceArm } from '../ops/arms';
 import { convReference, maxError, CONV_TOLERANCE } from '../reference/conv';
 import { checkRoundingStore, countBitMismatches } from './bits';
+import { LocatedMismatch, firstMismatch } from './located';
 
 export interface ConvCase {
   name: string;
@@ -184,6 +185,8 @@ export interface ConvCaseResult {
    */
   roundingViolations?: number;
   ok: boolean;
+  /** A row whose bits differ: its first differing element (out first, then convState) and the two values. */
+  firstMismatch?: LocatedMismatch;
 }
 
 export interface ConvCheckReport {
@@ -241,9 +244,11 @@ export function checkConv(opts: ConvCheckOptions): ConvCheckReport {
       for (const am of armMappings) {
         const r = forwardSync(base, { arm: am.arm, mapping: am.mapping, outDtype: c.outDtype, backend: opts.backend, schedule: opts.schedule, mutant: opts.mutant ?? null });
         const d = compareResults(r, ref);
+        const ok = d.out === 0 && d.state === 0;
         results.push({
           case: c.name, arm: am.arm, mapping: am.mapping, armRan: r.contract.arm, mappingRan: r.contract.mapping,
-          backend: opts.backend.kind, outMismatches: d.out, stateMismatches: d.state, ok: d.out === 0 && d.state === 0,
+          backend: opts.backend.kind, outMismatches: d.out, stateMismatches: d.state, ok,
+          ...(ok ? {} : { firstMismatch: firstMismatch([['out', r.out, ref.out], ['convState', r.convState, ref.convState]]) }),
         });
         r.release();
       }

@@ -10,9 +10,11 @@ import { Tensor } from '../tensor';
 import { Backend } from '../backend';
 import * as fused from '../ops/fused';
 import { FusedArm, FusedMutant, FusedOutputs, FUSED_MUTANTS } from '../ops/fused';
+import { CONV_STATE_COORDINATES } from '../ops/conv';
 import { armIsMutant } from '../ops/arms';
 import { edgeTensors } from './conv';
 import { countBitMismatches } from './bits';
+import { LocatedMismatch, firstMismatch } from './located';
 import { diff, DiffResult, DiffOptions } from '../analysis/diff';
 import { postconvCoordinates, plainCoordinates } from '../analysis/coordinates';
 
@@ -153,13 +155,15 @@ export function compareFused(a: FusedOutputs, b: FusedOutputs): Mismatches {
 
 /**
  * diff() of every output of two fused results (or a fused result and the chain): q, k, v with
- * (token, head, feature) coordinates, g and beta as [token, head], the state as [sequence, channel, column];
+ * (token, head, feature) coordinates, g and beta as (token, head), the state as (sequence, channel, tap);
  * first mismatches, ulp histograms and mismatch maps as for any other op.
  */
 export function diffFused(actual: FusedOutputs, expected: FusedOutputs, opts: Omit<DiffOptions, 'coordinates' | 'label'> = {}): Record<FusedOutput, DiffResult> {
   const out = {} as Record<FusedOutput, DiffResult>;
+  // The results carry their coordinates (fused.forward, fused.chain); a tensor that does not gets them here.
   for (const o of FUSED_OUTPUTS) {
-    const coordinates = o === 'q' || o === 'k' || o === 'v' ? postconvCoordinates() : plainCoordinates();
+    const own = actual[o].coordinates ?? expected[o].coordinates;
+    const coordinates = own ?? (o === 'q' || o === 'k' || o === 'v' ? postconvCoordinates() : o === 'convState' ? CONV_STATE_COORDINATES : plainCoordinates());
     out[o] = diff(actual[o], expected[o], { ...opts, coordinates, label: `fused ${o}` });
   }
   return out;
@@ -180,6 +184,8 @@ export interface FusedCaseResult {
   /** Mismatching elements per output, fused vs the chain on the same backend. */
   mismatches: Mismatches;
   ok: boolean;
+  /** A row whose bits differ: its first differing element (outputs in q, k, v, g, beta, convState order) and the two values. */
+  firstMismatch?: LocatedMismatch;
 }
 
 export interface FusedCheckReport {
@@ -217,7 +223,11 @@ export async function checkFused(opts: {
         const r = await fused.forward(inputs, fusedOptions(c, opts.backend, mutant, arm));
         try {
           const m = compareFused(r, ref);
-          results.push({ case: c.name, arm, armRan: r.launch.arm, backend: opts.backend.kind, mutant, mismatches: m, ok: totalMismatches(m) === 0 });
+          const ok = totalMismatches(m) === 0;
+          results.push({
+            case: c.name, arm, armRan: r.launch.arm, backend: opts.backend.kind, mutant, mismatches: m, ok,
+            ...(ok ? {} : { firstMismatch: firstMismatch(FUSED_OUTPUTS.map((o) => [o, r[o], ref[o]] as const)) }),
+          });
           if (opts.hostBackend && opts.backend.kind === 'cuda') {
             const host = await fused.forward(inputs, fusedOptions(c, opts.hostBackend, mutant, arm));
             const x = compareFused(r, host);

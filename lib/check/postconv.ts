@@ -11,6 +11,7 @@ import { PostconvArm, PostconvShape } from '../ops/postconv';
 import { postconvReference } from '../reference/postconv';
 import { maxError } from '../reference/conv';
 import { countBitMismatches } from './bits';
+import { LocatedMismatch, firstMismatch } from './located';
 import { userArm } from '../arms/registry';
 
 export interface PostconvCase extends PostconvShape {
@@ -90,6 +91,8 @@ export interface PostconvCaseResult {
   /** Mismatching elements per output against tree on the same backend. */
   mismatches: Record<PostconvOutput, number>;
   ok: boolean;
+  /** A row whose bits differ: its first differing element (outputs in q, k, v, g, beta order) and the two values. */
+  firstMismatch?: LocatedMismatch;
   /** tree only: max |error| per output against the float64 reference. */
   maxAbsError?: Record<PostconvOutput, number>;
   /** tree only: elements outside postconvErrorBound, per output. */
@@ -157,7 +160,11 @@ export async function checkPostconv(opts: {
       for (const arm of arms) {
         const r = await postconv.forward(inputs, { ...dims, arm });
         const m = compareOutputs(r, tree);
-        results.push({ case: c.name, arm, armRan: r.arm, backend: opts.backend.kind, mismatches: m, ok: total(m) === 0 });
+        const ok = total(m) === 0;
+        results.push({
+          case: c.name, arm, armRan: r.arm, backend: opts.backend.kind, mismatches: m, ok,
+          ...(ok ? {} : { firstMismatch: firstMismatch(OUTPUTS.map((o) => [o, r[o], tree[o]] as const)) }),
+        });
         r.release();
       }
     } finally {

@@ -9,6 +9,7 @@ import { gdnLib } from '../native/gdn';
 import { armId, armName, armNames, arms } from './arms';
 import type { NativeOp } from '../backend';
 import { userArm } from '../arms/registry';
+import { convCoordinates, namedCoordinates } from '../analysis/coordinates';
 import { defineConvArm, ConvArmSpec, DefinedArm } from '../arms/define';
 import {
   DTYPE_CODE, Staging, backendOf, opCall, expectChoice, expectContiguous, expectDType, expectInt, expectOut, expectShape, expectTensor, namedRanges,
@@ -29,6 +30,11 @@ export type UpdateArm = string;
 export function updateArms(): UpdateArm[] {
   return armNames('conv-update');
 }
+
+/** What the elements of the conv's results are: out by sequence offsets (convCoordinates), these by dimension. */
+export const CONV_STATE_COORDINATES = namedCoordinates('conv state', ['sequence', 'channel', 'tap']);
+const UPDATE_OUT_COORDINATES = namedCoordinates('conv update out', ['sequence', 'channel']);
+const STATE_POOL_COORDINATES = namedCoordinates('conv state pool', ['slot', 'channel', 'tap']);
 
 /** The largest K the kernels support. */
 export const MAX_K = 8;
@@ -180,6 +186,8 @@ interface PreparedConv {
   outIsCaller: boolean;
   requested: { arm: ConvArm; mapping: ConvMapping };
   backend: Backend;
+  /** The offsets, for out's (sequence, token, channel) coordinates (read when a diff first needs them). */
+  offsets: Int32Array | Tensor;
 }
 
 /**
@@ -389,7 +397,7 @@ function prepare(inputs: ConvInputs, opts: ConvOptions, offsetsPath: OffsetsPath
       schedule: scheduleStruct(opts.schedule, natives),
       query_start_loc_host: qsl.query_start_loc_host,
     };
-    return { args, out, convState: dstate, staging, natives, stateIsCaller: !!opts.inPlace || !!givenState, outIsCaller: !!givenOut, requested: { arm, mapping }, backend };
+    return { args, out, convState: dstate, staging, natives, stateIsCaller: !!opts.inPlace || !!givenState, outIsCaller: !!givenOut, requested: { arm, mapping }, backend, offsets: offsets.host ?? offsets.tensor() };
   } catch (e) {
     staging.release();
     for (const m of natives) freeNative(m);
@@ -400,7 +408,9 @@ function prepare(inputs: ConvInputs, opts: ConvOptions, offsetsPath: OffsetsPath
 function finish(p: PreparedConv, contract: LaunchContractStruct): ConvResult {
   p.staging.release();
   for (const m of p.natives) freeNative(m);
-  const { out, convState, stateIsCaller, outIsCaller } = p;
+  const { out, convState, stateIsCaller, outIsCaller, offsets } = p;
+  out.withCoordinates(() => convCoordinates(offsets));
+  convState.withCoordinates(CONV_STATE_COORDINATES);
   return {
     out,
     convState,
@@ -640,6 +650,8 @@ function releaseUpdateStaged(p: PreparedUpdate): void {
 function updateResult(p: PreparedUpdate): ConvUpdateResult {
   releaseUpdateStaged(p);
   const { out, state, outIsCaller, stateIsCaller } = p;
+  out.withCoordinates(UPDATE_OUT_COORDINATES);
+  state.withCoordinates(STATE_POOL_COORDINATES);
   return {
     out,
     state,

@@ -198,6 +198,8 @@ function releaseStaged(p: Prepared): void {
 function finish(p: Prepared, r: FusedResultStruct): FusedResult {
   releaseStaged(p);
   const [q, k, v, g, beta] = p.outputs;
+  postconv.qkvgbCoordinates(p.outputs);
+  p.convState.withCoordinates(conv.CONV_STATE_COORDINATES);
   return {
     q, k, v, g, beta,
     convState: p.convState,

@@ -7,6 +7,7 @@ import { PostconvArgs, postconvArgsCodec, postconvResultCodec } from '../native/
 import { describe } from '../dtype';
 import { armId, armIsMutant, armName, armNames, arms } from './arms';
 import { userArm } from '../arms/registry';
+import { namedCoordinates, postconvCoordinates } from '../analysis/coordinates';
 import { definePostconvArm, PostconvArmSpec, DefinedArm } from '../arms/define';
 import { DTYPE_CODE, NamedRange, Staging, backendOf, opCall, expectChoice, expectContiguous, expectDType, expectInt, expectOut, expectShape, expectTensor, namedRanges } from './common';
 
@@ -109,6 +110,15 @@ export function qkvgbOutputs(
   };
 }
 
+/** What the elements of q, k, v [T, H, D] (token, head, feature) and g, beta [T, Hv] (token, head) are. */
+const QKV_COORDINATES = postconvCoordinates();
+const GATE_COORDINATES = namedCoordinates('gates', ['token', 'head']);
+
+/** Sets the coordinates of the outputs q, k, v, g, beta (post-conv's and the fused op's). */
+export function qkvgbCoordinates(outputs: readonly Tensor[]): void {
+  outputs.forEach((t, i) => t.withCoordinates(i < 3 ? QKV_COORDINATES : GATE_COORDINATES));
+}
+
 export interface PostconvResult {
   q: Tensor;
   k: Tensor;
@@ -184,6 +194,7 @@ function prepare(inputs: PostconvInputs, opts: PostconvOptions): Prepared {
 
 function postconvResult(p: Prepared, resultBytes: Uint8Array): PostconvResult {
   const [q, k, v, g, beta] = p.outputs;
+  qkvgbCoordinates(p.outputs);
   const ranId = postconvResultCodec.decode(resultBytes).arm_ran;
   const ran = armName('postconv', ranId);
   const owned = p.owned;

@@ -1,0 +1,39 @@
+// Where a check's comparison first failed: the output, the element's coordinates in the op's terms (the
+// coordinates an op's result carries, Tensor.coordinates) and the two values, so a failing row of
+// checkConv / checkPostconv / checkFused can be looked at without rebuilding its case by hand.
+
+import { Tensor } from '../tensor';
+import { diff } from '../analysis/diff';
+
+export interface LocatedMismatch {
+  /** Which output, e.g. 'out', 'convState', 'q'. */
+  output: string;
+  /** Flat element index in the (contiguous) output. */
+  index: number;
+  /** The element's coordinates, e.g. { sequence: 2, token: 7, channel: 130 }. */
+  coords: Record<string, number>;
+  /** The arm's value and the reference's. */
+  actual: number;
+  expected: number;
+  actualBits: string;
+  expectedBits: string;
+}
+
+/**
+ * The first differing element of the first output (in the order given) whose bits differ, or undefined
+ * when all are identical. Called only for failing rows: a passing row costs nothing.
+ */
+export function firstMismatch(pairs: readonly (readonly [string, Tensor, Tensor])[]): LocatedMismatch | undefined {
+  for (const [output, actual, expected] of pairs) {
+    const d = diff(actual, expected, { firstN: 1, map: false });
+    const m = d.first[0];
+    if (m) return { output, index: m.index, coords: m.coords, actual: m.actual, expected: m.expected, actualBits: m.actualBits, expectedBits: m.expectedBits };
+  }
+  return undefined;
+}
+
+/** e.g. "out (sequence 2, token 7, channel 130): 0.5 (0x3f00) vs 0.4999 (0x3eff)". */
+export function describeLocated(m: LocatedMismatch): string {
+  const where = Object.entries(m.coords).map(([k, v]) => `${k} ${v}`).join(', ');
+  return `${m.output} (${where}): ${m.actual} (${m.actualBits}) vs ${m.expected} (${m.expectedBits})`;
+}
