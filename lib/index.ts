@@ -16,6 +16,8 @@ export { arms, armNames, armByName, referenceArm, ArmInfo, ArmOp, ARM_OPS } from
 export { inspectArm, excerpt as listingExcerpt, occupancy as armOccupancy, SM_LIMITS, ArmInspection, InspectOptions, ResourceUsage, Occupancy, SmLimits } from './arms/inspect';
 export { ArmCompileError, buildRecipe, cacheDir as armCacheDir } from './arms/compile';
 export { DefinedArm, ConvArmSpec, PostconvArmSpec, undefineArm } from './arms/define';
+// Why is this arm slow: each arm once under Nsight Compute in a child process (docs/SPEC.md §14).
+export { profile, ProfileOptions, ProfileResult } from './profile/profile';
 import { convArms as listConvArms } from './ops/conv';
 import { postconvArms as listPostconvArms } from './ops/postconv';
 /** Every conv arm's name, read from libgdn's registry each time it is accessed (same as convArms()). */

@@ -12,6 +12,7 @@ import { checkSanitizeCommand } from './check-sanitize';
 import { benchConvCommand, benchPostconvCommand, benchFusedCommand, benchOverheadCommand, benchHostCommand, benchVerdictCommand } from './bench';
 import { notebooksRunCommand, notebooksExportCommand, notebooksCompareCommand } from './notebooks';
 import { kernelInstallCommand } from './kernel';
+import { profileConvCommand, profilePostconvCommand, profileFusedCommand } from './profile';
 
 export const COMMANDS: readonly Command[] = [
   infoCommand,
@@ -27,6 +28,9 @@ export const COMMANDS: readonly Command[] = [
   benchOverheadCommand,
   benchHostCommand,
   benchVerdictCommand,
+  profileConvCommand,
+  profilePostconvCommand,
+  profileFusedCommand,
   notebooksRunCommand,
   notebooksExportCommand,
   notebooksCompareCommand,

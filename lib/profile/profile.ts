@@ -411,7 +411,8 @@ export async function profile(op: ProfileOp, inputs: Record<string, unknown>, op
   const backend = opts.backend ?? activeBackend();
   const bytes = minimalBytes(op, inputs, fwd);
   const ncu = findNcu(typeof opts.ncu === 'string' ? opts.ncu : undefined);
-  const unavailable = unavailableReason(backend.kind, ncu, backend.kind === 'host' ? backendChoice() : '');
+  // backendChoice() reads "host (GDN_BACKEND=host)": the message names the backend itself, so only the reason is kept.
+  const unavailable = unavailableReason(backend.kind, ncu, backend.kind === 'host' ? backendChoice().replace(/^host\s*\((.*)\)$/, '$1').replace(/^host$/, '') : '');
   const info = backend.info();
   const device = backend.kind === 'cuda' ? `${info.name}, sm_${info.smMajor}${info.smMinor}` : info.name || 'CPU';
   const copyGBs = opts.copy === false ? null : await measureCopy(bytes, backend);

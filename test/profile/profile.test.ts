@@ -14,6 +14,7 @@ import { Backend } from '../../lib/backend';
 import { Tensor } from '../../lib/tensor';
 import { MIME_BUNDLE } from '../../lib/view/display';
 import { withKernel } from '../view/fake-kernel';
+import { spawnSync } from 'child_process';
 
 const FIXTURES = path.join(__dirname, '..', '..', '..', 'test', 'fixtures', 'ncu');
 const SYNTHETIC = path.join(FIXTURES, 'synthetic-conv-raw.csv');
@@ -366,5 +367,35 @@ describe('profile: the child process under (a stand-in) ncu', function () {
     // An arm the child cannot run at these inputs: the output dtype is refused inside the child.
     await assert.rejects(profileUnderNcu(ncu, 'conv', expectArms('conv', ['scalar']), inputs(), { outDtype: 'f16' }, 60000, 'host'),
       (e: Error) => /ncu exited with 1 before the child process wrote its launches/.test(e.message) && /outDtype/.test(e.message));
+  });
+});
+
+describe('profile: the command line', function () {
+  this.timeout(120000);
+  const gdnlab = path.join(__dirname, '..', '..', '..', 'bin', 'gdnlab.js');
+  const cli = (args: string[], env: NodeJS.ProcessEnv = {}) => spawnSync(process.execPath, [gdnlab, ...args], { encoding: 'utf8', env: { ...process.env, ...env } });
+
+  it('on the host backend: exit 3, saying profiling needs a GPU and ncu, with each arm\'s launch', () => {
+    // An empty PATH and no GDNLAB_NCU: this is what a machine without Nsight Compute (CI) shows.
+    const r = cli(['profile', 'conv', '--backend', 'host', '--arms', 'scalar,vec', '--tokens', '64'], { PATH: '/nonexistent', GDNLAB_NCU: '' });
+    assert.equal(r.status, 3, r.stderr);
+    assert.match(r.stdout, /Not profiled: profiling needs the CUDA backend on an NVIDIA GPU; this is the host backend/);
+    assert.match(r.stdout, /Nsight Compute's ncu was not found/);
+    assert.match(r.stdout, /vec\/exact +128 threads\/block/);
+    const j = cli(['profile', 'postconv', '--backend', 'host', '--arms', 'tree,vec-tile', '--tokens', '32', '--json'], { PATH: '/nonexistent' });
+    assert.equal(j.status, 3, j.stderr);
+    const parsed = JSON.parse(j.stdout);
+    assert.equal(parsed.profiled, false);
+    assert.deepEqual(parsed.plan.map((p: { arm: string }) => p.arm), ['tree', 'vec-tile']);
+    assert.equal(parsed.minimalBytes, 32 * (8192 * 2 + 2 * 32 * 2 + 8192 * 2 + 2 * 32 * 4));
+  });
+
+  it('refuses an unknown flag and a missing --arms (exit 2)', () => {
+    const r = cli(['profile', 'conv', '--arms', 'scalar', '--quik']);
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /unknown flag --quik/);
+    const m = cli(['profile', 'fused', '--backend', 'host']);
+    assert.equal(m.status, 2);
+    assert.match(m.stderr, /--arms: expected the arms to profile/);
   });
 });
