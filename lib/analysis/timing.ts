@@ -516,10 +516,10 @@ export function timingMethod(backend: string, mode: TimingMode, graphLaunches: n
   const l2 = mode === 'cold' ? 'L2 flushed before each launch (cold)' : mode === 'hot' ? 'L2 not flushed (warm)' : 'cold L2 (flushed before each launch) and warm L2 (not flushed), alternating batches of one run';
   if (graphLaunches > 0) {
     return backend === 'cuda'
-      ? `CUDA-graph replay: each sample is one replay of ${graphLaunches} back-to-back launches ÷ ${graphLaunches} (launch overhead removed), L2 warm`
+      ? `CUDA-graph replay: each sample is one replay of ${graphLaunches} back-to-back launches ÷ ${graphLaunches} (launch overhead removed), L2 warm, the host ahead of the GPU`
       : `host backend: ${graphLaunches} back-to-back runs per sample ÷ ${graphLaunches} (CUDA-graph replay exists on CUDA only; the host has no launch overhead to remove)`;
   }
-  return backend === 'cuda' ? `CUDA events around each launch, ${l2}` : `monotonic clock around each run on the host backend, ${l2}`;
+  return backend === 'cuda' ? `CUDA events around each launch, ${l2}, the host ahead of the GPU (a GPU-side hold before each start event; a sample the host fell behind on is retaken)` : `monotonic clock around each run on the host backend, ${l2}`;
 }
 
 function runProvenance(info: DeviceInfo, runId: string, time: Date, mode: TimingMode, rotateOrder: boolean, graphLaunches: number): RunProvenance {
