@@ -1,4 +1,4 @@
-// conv arm `stream` (docs/SPEC.md, "Causal conv: arms"): `tile`'s channel-last lanes with the token
+// conv arm `stream` (docs/SPEC.md §3.5): `tile`'s channel-last lanes with the token
 // loop rebuilt to issue fewer instructions per output, one body for the CUDA kernel and the host
 // backend.
 //

@@ -1,4 +1,4 @@
-// conv arm `tile` (docs/SPEC.md, "Causal conv: arms"): the fastest exact conv arm on an H200
+// conv arm `tile` (docs/SPEC.md §3.5): the fastest exact conv arm on an H200
 // when it was added (CHANGELOG 2026-12-01, 0cc566a), one body for the CUDA kernel and the host backend.
 //
 // Channel-last tiles: a block owns THREADS·V consecutive channels and one program of the exact
