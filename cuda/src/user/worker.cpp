@@ -15,6 +15,13 @@
 // overruns its time limit (SIGKILL), or reports a CUDA error (its context is lost: it exits after
 // replying), the call returns GDN_ERR_ARM_FAULT naming the arm and the fault, and the next call
 // starts a fresh worker and registers the live arms in it again.
+//
+// Interrupts: the worker shares its parent's process group, so the SIGINT a Jupyter interrupt sends to the
+// kernel's group reaches it too. While idle it ignores SIGINT (an interrupt of an idle kernel leaves it
+// alone); while it serves a request SIGINT ends it, so an interrupt stops a running user arm and the call
+// returns GDN_ERR_ARM_FAULT naming the interrupt. A worker found dead before a call (whatever ended it) is
+// replaced before the call instead of being reported. A process group of its own would keep idle interrupts
+// out as well, but then nothing would stop a running arm: the parent's thread is blocked in the call.
 #include "common/backend.h"
 #include "common/backend_ops.h"
 #include "user/user_arms.h"
@@ -29,6 +36,7 @@
 #include <map>
 #include <mutex>
 #include <poll.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <string>
 #include <sys/mman.h>
@@ -126,9 +134,24 @@ int64_t now_ms() {
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+// Writes one message. A worker that has gone away makes the write fail with EPIPE; the SIGPIPE that comes
+// with it is blocked and consumed here, so a host process that does not ignore SIGPIPE survives it.
 bool send_msg(int fd, uint32_t type, const std::vector<char>& payload) {
   MsgHeader h{type, 0, payload.size()};
-  return write_all(fd, &h, sizeof h) && (payload.empty() || write_all(fd, payload.data(), payload.size()));
+  sigset_t pipe_set, old_set, pending;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old_set);
+  sigpending(&pending);
+  const bool was_pending = sigismember(&pending, SIGPIPE) == 1;
+  const bool ok = write_all(fd, &h, sizeof h) && (payload.empty() || write_all(fd, payload.data(), payload.size()));
+  if (!ok && !was_pending) {
+    const timespec zero{0, 0};
+    while (sigtimedwait(&pipe_set, nullptr, &zero) < 0 && errno == EINTR) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &old_set, nullptr);
+  return ok;
 }
 
 template <class T>
@@ -214,6 +237,7 @@ const char* signal_text(int sig) {
     case SIGFPE: return "SIGFPE (an arithmetic exception, e.g. integer division by zero)";
     case SIGABRT: return "SIGABRT (abort)";
     case SIGKILL: return "SIGKILL";
+    case SIGTERM: return "SIGTERM";
     default: return "a signal";
   }
 }
@@ -265,6 +289,8 @@ std::string reap(Worker* w) {
   w->pid = -1;
   std::string why;
   if (r < 0) why = "the worker disappeared";
+  else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGINT)
+    why = "interrupted (SIGINT) while it ran: the interrupt stopped its worker";
   else if (WIFSIGNALED(status)) why = std::string("the worker was killed by ") + signal_text(WTERMSIG(status));
   else if (WIFEXITED(status) && WEXITSTATUS(status) == kFaultExit && w->map) {
     why = std::string(w->map, strnlen(w->map, kFaultBytes - 1));
@@ -315,9 +341,19 @@ gdn_status spawn(gdn_backend* b, Worker* w) {
   const std::string ppid = std::to_string((long long)getpid());
   char* argv[] = {const_cast<char*>(path.c_str()), const_cast<char*>("3"), const_cast<char*>("4"),
                   const_cast<char*>("5"), const_cast<char*>(ppid.c_str()), nullptr};
+  // SIGINT stays blocked from exec until the worker has set it to ignored (gdn_user_worker_serve), so an
+  // interrupt that arrives while it starts is discarded instead of ending it.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t mask;
+  pthread_sigmask(SIG_SETMASK, nullptr, &mask);
+  sigaddset(&mask, SIGINT);
+  posix_spawnattr_setsigmask(&attr, &mask);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
   pid_t pid = -1;
-  const int rc = posix_spawn(&pid, path.c_str(), &fa, nullptr, argv, environ);
+  const int rc = posix_spawn(&pid, path.c_str(), &fa, &attr, argv, environ);
   posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
   ::close(to[0]);
   ::close(from[1]);
   if (rc != 0) {
@@ -331,6 +367,19 @@ gdn_status spawn(gdn_backend* b, Worker* w) {
   w->from = from[0];
   w->known.clear();
   return GDN_OK;
+}
+
+// A worker that ended while idle (an interrupt in the moment it finished a request, a kill from outside) is
+// reaped quietly so that the call spawns a fresh one: nothing of the caller's was running in it.
+void drop_if_dead(Worker* w) {
+  if (w->pid <= 0) return;
+  int status = 0;
+  pid_t r;
+  do r = waitpid(w->pid, &status, WNOHANG);
+  while (r < 0 && errno == EINTR);
+  if (r == 0) return;  // alive
+  w->pid = -1;         // reaped (or not ours any more: ECHILD)
+  close_worker(w, false);
 }
 
 Worker* worker_for(gdn_backend* b) {
@@ -364,8 +413,9 @@ gdn_status read_reply(gdn_backend* b, Worker* w, const std::string& who, int64_t
   return GDN_OK;
 }
 
-// Registers in the worker every live arm it has not seen at its current version.
-gdn_status sync_arms(gdn_backend* b, Worker* w) {
+// Registers in the worker every live arm it has not seen at its current version. *gone: the first message
+// could not be written because the worker had already ended (the caller replaces it and tries again).
+gdn_status sync_arms(gdn_backend* b, Worker* w, bool* gone) {
   for (const Arm& a : all_arms()) {
     const int64_t key = ((int64_t)a.op << 32) | (uint32_t)a.id;
     auto it = w->known.find(key);
@@ -380,6 +430,7 @@ gdn_status sync_arms(gdn_backend* b, Worker* w) {
     for (int i = 0; i < 4; ++i) put_bytes(p, s[i]->data(), s[i]->size());
     if (!send_msg(w->to, kRegister, p)) {
       const std::string why = reap(w);
+      *gone = true;
       return fail(b, GDN_ERR_ARM_FAULT, "arm '%s': could not reach the worker: %s", a.name.c_str(), why.c_str());
     }
     MsgHeader h;
@@ -468,8 +519,15 @@ gdn_status run_in_worker(gdn_backend* b, std::vector<gdn_op> ops, bool forward, 
   Worker* w = worker_for(b);
   std::lock_guard<std::mutex> lock(w->mu);
   gdn_status st = GDN_OK;
-  if (w->pid <= 0) st = spawn(b, w);
-  if (st == GDN_OK) st = sync_arms(b, w);
+  // A worker that died while idle is replaced; one that dies between this check and the first write
+  // (EPIPE: nothing of this call ran in it) is replaced once more.
+  for (int attempt = 0;; ++attempt) {
+    drop_if_dead(w);
+    if (w->pid <= 0) st = spawn(b, w);
+    bool gone = false;
+    if (st == GDN_OK) st = sync_arms(b, w, &gone);
+    if (st == GDN_OK || !gone || attempt > 0) break;
+  }
   if (st != GDN_OK) return st;
   Staged s;
   stage(ops, &s);
@@ -494,8 +552,16 @@ gdn_status run_in_worker(gdn_backend* b, std::vector<gdn_op> ops, bool forward, 
   put_bytes(p, s.ranges.data(), s.ranges.size() * sizeof(RangeDesc));
   put_bytes(p, s.orders.data(), s.orders.size() * sizeof(int32_t));
   if (!send_msg(w->to, forward ? kRun : kTime, p)) {
-    const std::string why = reap(w);
-    return fail(b, GDN_ERR_ARM_FAULT, "%s: could not reach the worker: %s", who.c_str(), why.c_str());
+    // It ended while idle after the registrations (nothing of this call ran in it): a fresh one takes the request.
+    reap(w);
+    bool gone = false;
+    st = spawn(b, w);
+    if (st == GDN_OK) st = sync_arms(b, w, &gone);
+    if (st != GDN_OK) return st;
+    if (!send_msg(w->to, forward ? kRun : kTime, p)) {
+      const std::string why = reap(w);
+      return fail(b, GDN_ERR_ARM_FAULT, "%s: could not reach the worker: %s", who.c_str(), why.c_str());
+    }
   }
   MsgHeader h;
   std::vector<char> reply;
@@ -697,10 +763,21 @@ GDN_API gdn_status gdn_user_worker_serve(int32_t in_fd, int32_t out_fd, int32_t 
   void* fault = mmap(nullptr, kFaultBytes, PROT_READ | PROT_WRITE, MAP_SHARED, shm_fd, 0);
   if (fault == MAP_FAILED) return GDN_ERR_INTERNAL;
   set_fault_page(static_cast<char*>(fault));
+  // Idle, an interrupt is not for the worker; serving a request, it stops the request (see the top of this
+  // file). SIGINT arrives blocked from the parent's spawn, so nothing is lost or fatal before this point.
+  struct sigaction ignore {}, stop {};
+  ignore.sa_handler = SIG_IGN;
+  stop.sa_handler = SIG_DFL;
+  sigaction(SIGINT, &ignore, nullptr);
+  sigset_t sigint;
+  sigemptyset(&sigint);
+  sigaddset(&sigint, SIGINT);
+  pthread_sigmask(SIG_UNBLOCK, &sigint, nullptr);
   Served sv;
   for (;;) {
     MsgHeader h;
     if (read_all(in_fd, &h, sizeof h, -1) != 0) break;  // the parent went away
+    sigaction(SIGINT, &stop, nullptr);
     std::vector<char> payload((size_t)h.payload);
     if (h.payload && read_all(in_fd, payload.data(), payload.size(), -1) != 0) break;
     if (h.type == kRegister) {
@@ -726,6 +803,7 @@ GDN_API gdn_status gdn_user_worker_serve(int32_t in_fd, int32_t out_fd, int32_t 
     } else {
       break;
     }
+    sigaction(SIGINT, &ignore, nullptr);
   }
   if (sv.backend) gdn_backend_close(sv.backend);
   return GDN_OK;
