@@ -103,6 +103,41 @@ describe('[host] checked mode: every typed load and store at its last element an
     }
   });
 
+  it('timing runs the unchecked build: the one-past read that faults forward is timed without a fault', async () => {
+    const w = Tensor.random([C, K], 'f32', { seed: 2 });
+    const wf = w.toFloat32();
+    wf.set([1, T - 1, C, 0]);
+    const inputs: conv.ConvInputs = {
+      x: Tensor.random([T, S], 'f32', { seed: 1 }).sliceCols(0, C), weight: Tensor.from(wf, [C, K], 'f32'),
+      queryStartLoc: [0, 2, T], convState: Tensor.random([N, C, K - 1], 'f32', { seed: 4 }),
+    };
+    await assert.rejects(conv.forward(inputs, { arm: 'probe-conv', backend: backend() }), /read x at element 42, outside \[0, 42\) \(checked mode\)/);
+    const op = conv.prepareTimed(inputs, { arm: 'probe-conv', backend: backend() });
+    try {
+      const samples = await backend().timeOps([op], { rounds: 2, flushL2: false });
+      assert.equal(samples.length, 2);
+    } finally {
+      op.release();
+    }
+  });
+
+  it('timeLimitMs is the limit the worker enforces, and the message says which', async () => {
+    const spin = `template <class TX, class TO, class Ctx>
+GDN_HD void conv_arm(const Params& p, Ctx& t) {
+  for (int64_t i = 0;; ++i) out_store<TO>(p, 0, 0, (float)i);
+}
+`;
+    conv.defineArm({ name: 'probe-spin', source: spin, timeLimitMs: 300 }, { backend: backend() });
+    try {
+      const inputs: conv.ConvInputs = { x: Tensor.random([2, 4], 'f32', { seed: 1 }), weight: Tensor.random([4, 3], 'f32', { seed: 2 }), queryStartLoc: [0, 2], convState: Tensor.zeros([1, 4, 2], 'f32') };
+      const started = Date.now();
+      await assert.rejects(conv.forward(inputs, { arm: 'probe-spin', backend: backend() }), /arm 'probe-spin' \(conv\): ran past its time limit of 300 ms/);
+      assert.ok(Date.now() - started < 5000, `the 300 ms limit took ${Date.now() - started} ms to fire`);
+    } finally {
+      undefineArm('conv', 'probe-spin');
+    }
+  });
+
   // post-conv: Hk = 1, Hv = 2, Dk = 4, Dv = 3 (C = 14), T = 3; a with a row stride of 7, b with 5.
   const P = { Hk: 1, Hv: 2, Dk: 4, Dv: 3 };
   const PT = 3;
