@@ -2,11 +2,13 @@
 // The body is compiled for the host (always: the checked module forward runs, and later the unchecked
 // one timing runs) and for CUDA when the active backend is CUDA (or when asked), registered with
 // libgdn (gdn_arm_register), and from then on its name works wherever a built-in arm's does. Defining
-// a name again replaces the arm (same native id); an unchanged definition is a cache hit.
+// a name again replaces the arm (same native id) and both its modules, the checked one and the timing
+// one, each looked up under the key of everything it is built from (compile.ts): an unchanged
+// definition is a cache hit, and any change (body, contract, flags, a header) is a rebuild.
 
 import { Backend, activeBackend, GdnError } from '../backend';
 import { gdnLib, UserArmDesc } from '../native/gdn';
-import { ArmOp, CompiledModule, compileModule, ModuleTarget } from './compile';
+import { ArmOp, CompiledModule, compileModule, cudaSourceDir, ModuleTarget } from './compile';
 import { forgetArm, registerArm, userArm } from './registry';
 import { arms as armTable, armsChanged } from '../ops/arms';
 
@@ -61,6 +63,8 @@ export interface ModuleInfo {
   cached: boolean;
   compileMs: number;
   sm?: string;
+  /** The compiler flags the module was built with (host: the built-in arms' host replay flags). */
+  flags: string[];
 }
 
 export interface DefinedArm {
@@ -128,13 +132,16 @@ function define(op: ArmOp, spec: CommonSpec, contract: Record<string, unknown>, 
   }
   const allDefines = { ...defines, GDN_ARM_THREADS: threads };
   const modules: CompiledModule[] = [];
-  const base = { op, name: spec.name, source: spec.source, defines: allDefines };
+  // The headers of the definition's cuda/ folder, for the timing module compiled later too.
+  const base = { op, name: spec.name, source: spec.source, defines: allDefines, cudaSource: cudaSourceDir() };
   if (spec.host !== false) modules.push(compileModule({ ...base, target: 'host' }));
   if (sm) modules.push(compileModule({ ...base, target: 'cuda', sm }));
   if (modules.length === 0) throw new Error(`arm '${spec.name}': nothing to compile (host: false and no CUDA target)`);
   const prev = kept.get(`${op}:${spec.name}`);
-  // A replaced arm keeps its unchecked module only when it is the same text.
-  const fast = prev && prev.fast && JSON.stringify(prev.defines) === JSON.stringify(allDefines) && prev.spec.source === spec.source ? prev.fast : undefined;
+  // A replaced arm that was timed gets its timing module now, from this definition: the module key decides
+  // whether that is the previous file (nothing it is built from changed) or a rebuild.
+  const fast = prev?.fast && spec.host !== false ? compileModule({ ...base, target: 'host-fast' }) : undefined;
+  if (fast) modules.push(fast);
   const hostMod = modules.find((m) => m.target === 'host');
   const cudaMod = modules.find((m) => m.target === 'cuda');
   const desc: UserArmDesc = {
@@ -145,7 +152,8 @@ function define(op: ArmOp, spec: CommonSpec, contract: Record<string, unknown>, 
     ...descFields,
   };
   const id = register(desc);
-  const k: Kept = { spec, defines: allDefines, desc, fast };
+  // A copy: a caller that edits its spec object and defines it again must not edit what was kept.
+  const k: Kept = { spec: { ...spec }, defines: allDefines, desc, fast };
   kept.set(`${op}:${spec.name}`, k);
   registerArm({
     op, name: spec.name, id, mappings, description: spec.description ?? '', plantedDefect: spec.plantedDefect,
@@ -156,7 +164,7 @@ function define(op: ArmOp, spec: CommonSpec, contract: Record<string, unknown>, 
       register(k.desc);
     },
   });
-  const infos: ModuleInfo[] = modules.map((m) => ({ target: m.target, file: m.file, cached: m.cached, compileMs: m.compileMs, sm: m.sm }));
+  const infos: ModuleInfo[] = modules.map((m) => ({ target: m.target, file: m.file, cached: m.cached, compileMs: m.compileMs, sm: m.sm, flags: m.flags }));
   const cached = infos.every((m) => m.cached);
   const compileMs = infos.reduce((s, m) => s + m.compileMs, 0);
   const what = infos.map((m) => `${m.target}${m.sm ? ` sm_${m.sm}` : ''} ${m.cached ? 'cached' : `compiled in ${(m.compileMs / 1000).toFixed(1)} s`}`).join(', ');

@@ -94,7 +94,10 @@ export function nvrtcLibrary(): NvrtcLibrary | null {
   return bound;
 }
 
-/** The nvcc device flags of libgdn's recipe as NVRTC options (NVRTC has no -O level; it optimises fully). */
+/**
+ * The nvcc device flags of libgdn's recipe as NVRTC options (NVRTC has no -O level; it optimises fully).
+ * The caller adds the include folders, the stand-in standard headers' (compile.ts, nvrtcShimDir) among them.
+ */
 export function nvrtcOptions(nvccFlags: string[], sm: string, ptx: boolean): string[] {
   const kept = nvccFlags.filter((f) => !/^-O\d$/.test(f));
   return [
@@ -105,7 +108,6 @@ export function nvrtcOptions(nvccFlags: string[], sm: string, ptx: boolean): str
     '-default-device',
     '-diag-suppress=1097', // gdn.h's visibility attribute, meaningless in device code
     ...(ptx ? [] : ['--ptxas-options=-v']),
-    `-I${path.join(projectRoot(), 'cuda', 'src', 'user', 'nvrtc')}`,
   ];
 }
 

@@ -15,9 +15,13 @@ import { baselineTrust, convBenchShapes, convTimed, selectArms, selectShapes } f
 
 const examples = path.join(projectRoot(), 'examples', 'arms');
 
+// The modules stay until the whole run ends: libgdn keeps every registered arm for the process, and a fresh
+// worker (after another file's fault test) registers them all again from their module files.
+const cacheRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'gdnlab-define-file-'));
+after(() => fs.rmSync(cacheRoot, { recursive: true, force: true }));
+
 describe('arm definitions from files (--define)', function () {
   this.timeout(120_000);
-  const cacheRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'gdnlab-define-file-'));
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'gdnlab-define-specs-'));
   const cacheBefore = process.env.GDNLAB_ARM_CACHE;
   let host: Backend;
@@ -31,7 +35,6 @@ describe('arm definitions from files (--define)', function () {
     host.close();
     if (cacheBefore === undefined) delete process.env.GDNLAB_ARM_CACHE;
     else process.env.GDNLAB_ARM_CACHE = cacheBefore;
-    fs.rmSync(cacheRoot, { recursive: true, force: true });
     fs.rmSync(scratch, { recursive: true, force: true });
   });
 

@@ -74,7 +74,7 @@ struct RunHead {
   int32_t kind, ordinal, n_ops, n_ranges;
   gdn_timing_config cfg;
   uint64_t shm_bytes;
-  int32_t forward;  // 1: one op, results copied back; 0: gdn_time_ops
+  int32_t forward;  // 1: one op; 0: gdn_time_ops (the outputs are copied back either way)
   int32_t n_order;  // int32 entries of the schedule blob after the ranges
 };
 
@@ -534,7 +534,8 @@ gdn_status run_in_worker(gdn_backend* b, std::vector<gdn_op> ops, bool forward, 
   st = ensure_map(b, w, s.shm_bytes);
   if (st != GDN_OK) return st;
   std::memset(w->map, 0, kFaultBytes);
-  st = copy_from_caller(b, s, w->map, forward);
+  // Outputs travel too, forward or timed: elements the arm leaves unwritten keep the caller's values.
+  st = copy_from_caller(b, s, w->map, true);
   if (st != GDN_OK) return st;
 
   std::vector<char> p;
@@ -586,8 +587,9 @@ gdn_status run_in_worker(gdn_backend* b, std::vector<gdn_op> ops, bool forward, 
     return fail(b, (gdn_status)done->status, "%s", msg.c_str());
   }
   if (samples && n_samples) std::memcpy(samples, tail, n_samples * sizeof(float));
-  if (forward) return copy_to_caller(b, s, w->map);
-  return GDN_OK;
+  // A timed run leaves the last launch's outputs in the caller's buffers, as gdn_time_ops does in process,
+  // so what was timed can be checked bit for bit (test/arms/module-identity.test.ts).
+  return copy_to_caller(b, s, w->map);
 }
 
 std::string who_of(int32_t family, int32_t id) {
@@ -739,7 +741,7 @@ bool serve_ops(int out_fd, int shm_fd, Served* sv, const std::vector<char>& payl
       set_timing(false);
     }
     if (st != GDN_OK) msg = last_error_text(b);
-    for (size_t i = 0; forward && st == GDN_OK && i < ranges.size(); ++i)
+    for (size_t i = 0; st == GDN_OK && i < ranges.size(); ++i)
       if ((ranges[i].flags & kOut) && ranges[i].bytes)
         st = gdn_buffer_download(b, map + ranges[i].shm_offset, addr[i], ranges[i].bytes);
     if (st != GDN_OK && msg.empty()) msg = last_error_text(b);
