@@ -4,14 +4,17 @@
 // The page says at the top, in words, that this is a CROSS-RUN comparison: the two columns come from
 // different runs (other clocks, load, maybe another device or revision), so a ratio read across
 // them is not a within-run measurement (docs/BENCHMARKS.md, "Method"; timeArms refuses such comparisons
-// unless asked). Both runs' provenance (metadata.gdnlab.provenance, written by `notebooks run`, or
-// the export's) heads its column. Outputs are paired in order: the k-th table of A beside the k-th
-// table of B, likewise figures, under the heading of the section they are in. Figures are shown
-// as their static PNG (or SVG), so the page needs no JavaScript.
+// unless asked). Each run's provenance (metadata.gdnlab.provenance, written by `notebooks run` and kept
+// by `export`) heads its own column, and every run-specific piece of the page (the title's and the
+// banner's halves, the column headings, the provenance tables, each section heading's two cells) names
+// its own run's backend, device, revision and date, marked data-run-label="A" or "B" so a test can check
+// each against its run. Outputs are paired in order: the k-th table of A beside the k-th table of B,
+// likewise figures, under the heading of the section they are in. Figures are shown as their static
+// PNG (or SVG), so the page needs no JavaScript.
 
 import * as fs from 'fs';
 import * as path from 'path';
-import { Notebook, Output, PLOTLY_MIME, PNG_MIME, SVG_MIME, readNotebook, sourceText, textOf } from './ipynb';
+import { Notebook, Output, PLOTLY_MIME, PNG_MIME, RUN_INFO_MIME, SVG_MIME, readNotebook, recordedProvenance, sourceText, textOf } from './ipynb';
 
 export const CROSS_RUN_LABEL = 'Cross-run comparison';
 
@@ -43,18 +46,12 @@ export interface Comparison {
 }
 
 function provenanceOf(nb: Notebook): Record<string, unknown> {
-  const meta = (nb.metadata.gdnlab as { provenance?: Record<string, unknown> } | undefined)?.provenance;
-  if (meta && typeof meta === 'object') return meta;
-  for (const c of nb.cells) for (const o of c.outputs ?? []) {
-    const f = o.data?.['application/vnd.gdnlab.run-info+json'];
-    if (f && typeof f === 'object') return f as Record<string, unknown>;
-  }
-  return { note: 'no provenance recorded in this notebook (not run by `gdnlab notebooks run` or `export`)' };
+  return recordedProvenance(nb) ?? { note: 'no provenance recorded in this notebook (not run by `gdnlab notebooks run` or `export`)' };
 }
 
 function isTable(o: Output): boolean {
   const html = o.data?.['text/html'];
-  return typeof html === 'string' || Array.isArray(html) ? /<table[\s>]/.test(textOf(html)) && !o.data?.['application/vnd.gdnlab.run-info+json'] : false;
+  return typeof html === 'string' || Array.isArray(html) ? /<table[\s>]/.test(textOf(html)) && !o.data?.[RUN_INFO_MIME] : false;
 }
 
 function isFigure(o: Output): boolean {
@@ -118,9 +115,16 @@ function provenanceTable(p: Record<string, unknown>): string {
   return `<table class="prov">${rows.join('')}</table>`;
 }
 
-function shortProvenance(p: Record<string, unknown>): string {
-  const parts = [p.backend, p.device, p.revision && `revision ${String(p.revision)}`, p.date].filter(Boolean).map(String);
-  return parts.length ? parts.join(' · ') : String(p.note ?? 'unknown run');
+/** backend · device · revision · date of one run ("?" for a fact the notebook does not record). */
+export function shortProvenance(p: Record<string, unknown>): string {
+  if (p.backend === undefined && p.device === undefined && p.revision === undefined && p.date === undefined) return String(p.note ?? 'unknown run');
+  const fact = (v: unknown) => (v === undefined || v === null || v === '' ? '?' : String(v));
+  return `${fact(p.backend)} · ${fact(p.device)} · revision ${fact(p.revision)} · ${fact(p.date)}`;
+}
+
+/** A run-specific piece of the page: its run's letter and facts, marked for the reader and for tests. */
+function runLabel(tag: string, run: 'A' | 'B', p: Record<string, unknown>, inner: string): string {
+  return `<${tag} data-run-label="${run}">${inner} <span class="run">(${run}: ${esc(shortProvenance(p))})</span></${tag}>`;
 }
 
 function itemHtml(x: CompareItem | undefined): string {
@@ -135,9 +139,11 @@ function itemHtml(x: CompareItem | undefined): string {
 export function comparisonHtml(c: Comparison): string {
   const name = (f: string) => path.basename(f);
   const title = `${c.label}: ${name(c.a.file)} (A) vs ${name(c.b.file)} (B)`;
+  const pa = c.a.provenance;
+  const pb = c.b.provenance;
   const rows = c.pairs
     .map((p, k) => [
-      `<tr class="sec"><td colspan="2">${esc(p.section)} — ${p.kind} ${k + 1}</td></tr>`,
+      `<tr class="sec">${runLabel('td', 'A', pa, `${esc(p.section)} — ${p.kind} ${k + 1}`)}${runLabel('td', 'B', pb, `${esc(p.section)} — ${p.kind} ${k + 1}`)}</tr>`,
       `<tr><td>${itemHtml(p.a)}</td><td>${itemHtml(p.b)}</td></tr>`,
     ].join('\n'))
     .join('\n');
@@ -148,15 +154,15 @@ export function comparisonHtml(c: Comparison): string {
     '<style>body{font-family:Helvetica,Arial,sans-serif;margin:1.5em;color:#222}' +
       '.banner{background:#fff4e5;border:2px solid #9a6700;padding:.6em 1em;margin-bottom:1em}' +
       'table.side{border-collapse:collapse;width:100%;table-layout:fixed}table.side>tbody>tr>td{vertical-align:top;padding:6px;border-top:1px solid #ddd;width:50%;overflow-x:auto}' +
-      'tr.sec td{background:#f3f3f3;font-weight:bold}img{max-width:100%}table.prov{border-collapse:collapse;font-size:12px}table.prov th,table.prov td{border:1px solid #ddd;padding:2px 6px;text-align:left}' +
+      'tr.sec td{background:#f3f3f3;font-weight:bold}.run{font-weight:normal;color:#555;font-size:90%}img{max-width:100%}table.prov{border-collapse:collapse;font-size:12px}table.prov th,table.prov td{border:1px solid #ddd;padding:2px 6px;text-align:left}' +
       '.tbl table{border-collapse:collapse;font-size:12px}.tbl td,.tbl th{border:1px solid #ddd;padding:2px 5px}.missing{color:#888}</style>',
     '</head><body>',
-    `<h1>${esc(title)}</h1>`,
-    `<div class="banner"><b>${esc(c.label)}</b> — the two columns are <b>different runs</b> (A: ${esc(shortProvenance(c.a.provenance))}; B: ${esc(shortProvenance(c.b.provenance))}). ` +
+    `<h1>${esc(c.label)}: ${runLabel('span', 'A', pa, esc(name(c.a.file)))} vs ${runLabel('span', 'B', pb, esc(name(c.b.file)))}</h1>`,
+    `<div class="banner"><b>${esc(c.label)}</b> — the two columns are <b>different runs</b>: ${runLabel('span', 'A', pa, 'run A')}; ${runLabel('span', 'B', pb, 'run B')}. ` +
       'Clocks, temperature, load, and perhaps the device and the code differ between them: read each column on its own, and trust ratios only within a column (one run).</div>',
     '<table class="side"><thead><tr>',
-    `<th>A: ${esc(c.a.file)}</th><th>B: ${esc(c.b.file)}</th></tr></thead><tbody>`,
-    `<tr><td>${provenanceTable(c.a.provenance)}</td><td>${provenanceTable(c.b.provenance)}</td></tr>`,
+    `${runLabel('th', 'A', pa, `A: ${esc(c.a.file)}`)}${runLabel('th', 'B', pb, `B: ${esc(c.b.file)}`)}</tr></thead><tbody>`,
+    `<tr><td data-run-label="A">${provenanceTable(pa)}</td><td data-run-label="B">${provenanceTable(pb)}</td></tr>`,
     rows,
     '</tbody></table>',
     '</body></html>',

@@ -2,13 +2,16 @@
 //   <name>.ipynb              the executed notebook, with its provenance in metadata.gdnlab
 //   <name>.html               nbconvert's HTML page; plots show as their static SVG images
 //   <name>.interactive.html   the same page with live plotly plots, plotly.js embedded once
-// Both pages open with a provenance header: revision, backend, device, date.
+// Both pages open with a provenance header with two parts: the run the outputs come from (revision,
+// backend, device, date) and, apart from it, the export (the exporting machine's facts). An export that
+// does not execute keeps the run's metadata.gdnlab.provenance as it was and records the exporter's facts
+// in metadata.gdnlab.exportedBy: a notebook run on a GPU and exported elsewhere stays headed by its GPU run.
 
 import { spawn } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { Notebook, Output, PLOTLY_MIME, PNG_MIME, SVG_MIME, hasMime, readNotebook, writeNotebook } from './ipynb';
+import { Notebook, Output, PLOTLY_MIME, PNG_MIME, SVG_MIME, hasMime, readNotebook, recordedProvenance, writeNotebook } from './ipynb';
 import { jupyterPython, nbtoolPath, projectRoot } from './paths';
 import { BackendChoice, Report, RunOptions, runNotebook } from './run';
 import { revision } from '../provenance';
@@ -39,7 +42,13 @@ export interface ExportResult {
   notebook: string;
   html: string;
   interactiveHtml: string;
-  provenance: Provenance;
+  /**
+   * Where the outputs come from: this export's own run (execute: true), else the notebook's recorded run
+   * (metadata.gdnlab.provenance, or its gdn.showRunInfo() output), null when it records none.
+   */
+  provenance: Record<string, unknown> | null;
+  /** The exporting machine's facts (metadata.gdnlab.exportedBy). */
+  exportedBy: Provenance;
   /** The execution report (absent with execute: false). */
   report?: Report;
 }
@@ -78,20 +87,29 @@ function escapeHtml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
-/** The header both pages open with. */
-export function provenanceHeader(p: Provenance): string {
-  const row = (k: string, v: string) => `<tr><th style="text-align:left;padding:0 1em 0 0">${k}</th><td><code>${escapeHtml(v)}</code></td></tr>`;
-  return [
-    '<header class="gdnlab-provenance" style="font:14px/1.4 system-ui,sans-serif;border:1px solid #c8c8c8;border-radius:4px;padding:8px 12px;margin:12px auto;max-width:1100px;background:#f7f7f7">',
-    `<div style="font-weight:600;margin-bottom:4px">gdnlab notebook export: ${escapeHtml(p.notebook)}</div>`,
-    '<table style="border-collapse:collapse">',
+/**
+ * The header both pages open with: the run the outputs come from (class gdnlab-run), then the export
+ * (class gdnlab-exported-by), each with its own revision, backend, device and date.
+ */
+export function provenanceHeader(run: Record<string, unknown> | null, exporter: Provenance): string {
+  const text = (v: unknown) => (v === undefined || v === null || v === '' ? '?' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+  const row = (k: string, v: unknown) => `<tr><th style="text-align:left;padding:0 1em 0 0">${k}</th><td><code>${escapeHtml(text(v))}</code></td></tr>`;
+  const facts = (p: Record<string, unknown>) => [
     row('revision', p.revision),
-    row('backend', `${p.backend} (${p.backendChoice})`),
+    row('backend', p.backendChoice ? `${text(p.backend)} (${text(p.backendChoice)})` : p.backend),
     row('device', p.device),
     row('date', p.date),
-    row('gdnlab', p.gdnlabVersion),
-    row('outputs', p.executed ? 'executed by this export' : 'as saved in the notebook (not re-executed)'),
-    '</table></header>',
+  ];
+  const heading = (t: string) => `<tr><th colspan="2" style="text-align:left;padding-top:4px">${t}</th></tr>`;
+  const runPart = run
+    ? [heading(exporter.executed ? 'run: executed by this export' : 'run: the outputs as saved in the notebook (not re-executed)'), ...facts(run)]
+    : [heading('run: not recorded in the notebook (no metadata.gdnlab.provenance, no gdn.showRunInfo() output); the outputs are as saved')];
+  return [
+    '<header class="gdnlab-provenance" style="font:14px/1.4 system-ui,sans-serif;border:1px solid #c8c8c8;border-radius:4px;padding:8px 12px;margin:12px auto;max-width:1100px;background:#f7f7f7">',
+    `<div style="font-weight:600;margin-bottom:4px">gdnlab notebook export: ${escapeHtml(exporter.notebook)}</div>`,
+    `<table class="gdnlab-run" style="border-collapse:collapse">${runPart.join('')}</table>`,
+    `<table class="gdnlab-exported-by" style="border-collapse:collapse">${[heading('exported by'), ...facts(exporter as unknown as Record<string, unknown>), row('gdnlab', exporter.gdnlabVersion)].join('')}</table>`,
+    '</header>',
   ].join('\n');
 }
 
@@ -192,7 +210,7 @@ export async function exportNotebook(notebook: string, opts: ExportOptions): Pro
   }
 
   const choice: BackendChoice = report?.backend ?? (opts.backend ?? ((process.env.GDN_BACKEND as BackendChoice) || 'auto'));
-  const provenance: Provenance = {
+  const exportedBy: Provenance = {
     notebook: displayPath(input),
     revision: revision(),
     ...describeBackend(choice),
@@ -201,7 +219,10 @@ export async function exportNotebook(notebook: string, opts: ExportOptions): Pro
     executed: execute,
   };
   const nb = readNotebook(executedPath);
-  nb.metadata.gdnlab = { ...((nb.metadata.gdnlab as object | undefined) ?? {}), provenance };
+  // Executed here: this export's run is the outputs' run. Not executed: the recorded run stays as it was.
+  const provenance = execute ? { ...exportedBy } : recordedProvenance(nb);
+  const gdnlab = { ...((nb.metadata.gdnlab as object | undefined) ?? {}), exportedBy };
+  nb.metadata.gdnlab = execute ? { ...gdnlab, provenance } : gdnlab;
   writeNotebook(executedPath, nb);
 
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'gdnlab-export-'));
@@ -213,12 +234,12 @@ export async function exportNotebook(notebook: string, opts: ExportOptions): Pro
     const staticRaw = path.join(work, 'static.html');
     const interactiveRaw = path.join(work, 'interactive.html');
     await nbconvertHtml([[executedPath, staticRaw], [interactiveNb, interactiveRaw]], opts.python ?? jupyterPython());
-    const header = provenanceHeader(provenance);
+    const header = provenanceHeader(provenance, exportedBy);
     fs.writeFileSync(html, finishPage(fs.readFileSync(staticRaw, 'utf8'), header));
     const plotlyJs = fs.readFileSync(plotlyBundlePath(), 'utf8');
     fs.writeFileSync(interactiveHtml, finishPage(fs.readFileSync(interactiveRaw, 'utf8'), header, plotlyJs));
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }
-  return { notebook: executedPath, html, interactiveHtml, provenance, report };
+  return { notebook: executedPath, html, interactiveHtml, provenance, exportedBy, report };
 }

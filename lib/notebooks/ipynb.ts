@@ -97,6 +97,25 @@ export function errorOutputs(nb: Notebook): CellError[] {
   return errors;
 }
 
+/** The facts of gdn.showRunInfo()'s output (lib/view/run-info.ts), as a MIME type of its display. */
+export const RUN_INFO_MIME = 'application/vnd.gdnlab.run-info+json';
+
+/**
+ * Where the notebook's saved outputs came from: metadata.gdnlab.provenance (written by `notebooks run` and
+ * by an executing export), else the facts of its first gdn.showRunInfo() output; null when it records neither.
+ */
+export function recordedProvenance(nb: Notebook): Record<string, unknown> | null {
+  const meta = (nb.metadata.gdnlab as { provenance?: unknown } | undefined)?.provenance;
+  if (meta && typeof meta === 'object' && !Array.isArray(meta)) return meta as Record<string, unknown>;
+  for (const c of nb.cells) {
+    for (const o of c.outputs ?? []) {
+      const f = o.data?.[RUN_INFO_MIME];
+      if (f && typeof f === 'object' && !Array.isArray(f)) return f as Record<string, unknown>;
+    }
+  }
+  return null;
+}
+
 export function hasMime(out: Output, mime: string): boolean {
   return out.data !== undefined && Object.prototype.hasOwnProperty.call(out.data, mime);
 }
