@@ -117,13 +117,13 @@ export function arms(op: ArmOp): ArmInfo[] {
 // once more in libgdn before it is refused, so a registration by any other path is still seen. No
 // native call on the common path: each gdn_arm_count was a koffi call, three per op call
 // (docs/BENCHMARKS.md, "Per-op overhead").
-const namesCache = new Map<ArmOp, { names: string[]; mutant: boolean[] }>();
+const namesCache = new Map<ArmOp, { names: string[]; mutant: boolean[]; mappings: number[] }>();
 
-function cachedNames(op: ArmOp, refresh = false): { names: string[]; mutant: boolean[] } {
+function cachedNames(op: ArmOp, refresh = false): { names: string[]; mutant: boolean[]; mappings: number[] } {
   const hit = refresh ? undefined : namesCache.get(op);
   if (hit) return hit;
   const raw = rawTable(op);
-  const entry = { names: raw.map((r) => r.name), mutant: raw.map((r) => (r.flags & ARM_FLAGS.mutant) !== 0) };
+  const entry = { names: raw.map((r) => r.name), mutant: raw.map((r) => (r.flags & ARM_FLAGS.mutant) !== 0), mappings: raw.map((r) => r.mappings) };
   namesCache.set(op, entry);
   return entry;
 }
@@ -156,6 +156,13 @@ export function armId(op: ArmOp, name: unknown, what = 'arm'): number {
   let names = cachedNames(op).names;
   if (typeof name !== 'string' || !names.includes(name)) names = cachedNames(op, true).names;
   return names.indexOf(expectChoice(name, what, names));
+}
+
+/** The conv mappings arm `id` lists in its registry entry (ArmInfo.mappings), from the cache of names. */
+export function convArmMappings(id: number): ('exact' | 'exact-racy' | 'sequence')[] {
+  const c = cachedNames('conv');
+  const bits = (id < c.mappings.length ? c : cachedNames('conv', true)).mappings[id] ?? 0;
+  return MAPPING_NAMES.filter((_, m) => (bits & (1 << m)) !== 0);
 }
 
 /** The name of arm `id` (as a launch reports it). */

@@ -6,7 +6,7 @@ import { Tensor } from '../tensor';
 import { Backend } from '../backend';
 import { allocInt32, freeNative, scratchInt32, ConvArgs, ConvUpdateArgs, LaunchContractStruct, convArgsCodec, convUpdateArgsCodec, launchContractCodec } from '../native/gdn';
 import { gdnLib } from '../native/gdn';
-import { armId, armName, armNames, arms } from './arms';
+import { armId, armName, armNames, arms, convArmMappings } from './arms';
 import type { NativeOp } from '../backend';
 import { userArm } from '../arms/registry';
 import { convCoordinates, namedCoordinates } from '../analysis/coordinates';
@@ -64,6 +64,10 @@ export interface ConvInputs {
 
 export interface ConvOptions {
   arm?: ConvArm;
+  /**
+   * One of the arm's mappings (arms('conv')[i].mappings); another is refused. Default 'exact' where the arm
+   * has it, else 'sequence' (scalar and tiled own whole sequences).
+   */
   mapping?: ConvMapping;
   outDtype?: 'f32' | 'bf16';
   /** Host backend only. */
@@ -143,7 +147,7 @@ export function launchContract(
   queryStartLoc: readonly number[] | Int32Array,
 ): LaunchContract & { programList: [number, number][] } {
   const id = armId('conv', arm);
-  expectChoice(mapping, 'mapping', CONV_MAPPINGS);
+  convMapping(arm, id, mapping);
   expectInt(C, 'C', 1);
   expectInt(K, 'K', 2, MAX_K);
   const qsl = Int32Array.from(queryStartLoc as ArrayLike<number>);
@@ -323,11 +327,27 @@ function hostInt32Copy(values: ArrayLike<number>, path: Exclude<OffsetsPath, 'de
   return m.addr;
 }
 
+/**
+ * The mapping a conv call runs: the one asked for, which the arm must list (docs/SPEC.md §3.4: asking for
+ * another is an error naming the arm and its mappings; arms that own whole sequences, such as `scalar`,
+ * list only 'sequence'); without one, 'exact' where the arm lists it, else 'sequence'. An arm that falls
+ * back (fixed K, data requirements) is still asked by its own list: the contract reports what ran.
+ */
+function convMapping(arm: ConvArm, armIndex: number, asked: unknown): ConvMapping {
+  const listed = convArmMappings(armIndex);
+  if (asked === undefined) return listed.includes('exact') ? 'exact' : 'sequence';
+  const mapping = expectChoice(asked, 'mapping', CONV_MAPPINGS);
+  if (!listed.includes(mapping)) {
+    throw new RangeError(`mapping: arm '${arm}' runs ${listed.map((m) => `'${m}'`).join(', ')}, not '${mapping}'${listed.length === 1 ? ` (it owns whole sequences; omit mapping or pass '${listed[0]}')` : ''}`);
+  }
+  return mapping;
+}
+
 function prepare(inputs: ConvInputs, opts: ConvOptions, offsetsPath: OffsetsPath): PreparedConv {
   if (!inputs || typeof inputs !== 'object') throw new TypeError(`inputs: expected { x, weight, queryStartLoc, convState, … }, got ${describe(inputs)}`);
   const arm: ConvArm = opts.arm ?? 'scalar';
   const armIndex = armId('conv', arm);
-  const mapping = expectChoice(opts.mapping ?? 'exact', 'mapping', CONV_MAPPINGS);
+  const mapping = convMapping(arm, armIndex, opts.mapping);
   const outDtype = expectChoice(opts.outDtype ?? 'f32', 'outDtype', ['f32', 'bf16'] as const);
   const mutant = opts.mutant == null ? null : expectChoice(opts.mutant, 'mutant', CONV_MUTANTS);
   const widen = expectInt(opts.widenCycles ?? 0, 'widenCycles', 0, 2 ** 31 - 1);
@@ -480,7 +500,7 @@ export function prepareTimed(inputs: ConvInputs, opts: ConvOptions = {}, label?:
   return {
     kind: 'conv',
     args: p.args,
-    label: label ?? `${opts.arm ?? 'scalar'}/${opts.mapping ?? 'exact'}`,
+    label: label ?? `${p.requested.arm}/${p.requested.mapping}`,
     release() {
       kept.release();
       for (const m of p.natives) freeNative(m);

@@ -86,7 +86,7 @@ forEachBackend((backend, kind) => {
 
     if (kind === 'host') {
       it('exact-racy under reverse corrupts rows 0..K-2 of long sequences with state, in whole channel tiles, and nothing else', () => {
-        const ref = run('exact', 'forward', 'scalar');
+        const ref = run('sequence', 'forward', 'scalar');
         const bad = run('exact-racy', 'reverse');
         const C = raceCase.C;
         const a = ref.out.toFloat32();
@@ -123,7 +123,7 @@ forEachBackend((backend, kind) => {
       });
 
       it('exact and sequence are bit-identical to scalar under forward, reverse and 100 seeded shuffles', () => {
-        const ref = run('exact', 'forward', 'scalar');
+        const ref = run('sequence', 'forward', 'scalar');
         const schedules: conv.Schedule[] = ['forward', 'reverse', ...Array.from({ length: 100 }, (_, i) => ({ shuffle: i + 1 }))];
         let corrupted = 0;
         for (const arm of ['reg', 'reg-k4', 'reg-k4x2', 'vec', 'tile', 'stream'] as const) {
@@ -151,7 +151,7 @@ forEachBackend((backend, kind) => {
         assert.ok(last > 0 && gy === c.programList.length);
         const early = last * gx; // block (program last, tile 0): linear index y·grid_x + x
         const order = [early, ...Array.from({ length: gx * gy }, (_, i) => i).filter((i) => i !== early)];
-        const ref = run('exact', 'forward', 'scalar');
+        const ref = run('sequence', 'forward', 'scalar');
         const forward = run('exact-racy', 'forward');
         const reverse = run('exact-racy', 'reverse');
         const moved = run('exact-racy', order);

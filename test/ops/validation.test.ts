@@ -234,3 +234,22 @@ describe('launchContract bounds, at and just past each edge', () => {
     assert.throws(() => conv.launchContract('nope' as conv.ConvArm, 'exact', 8, 4, [0, 3]), /arm: expected one of 'scalar'/);
   });
 });
+
+describe('conv: a mapping the arm does not run is refused, not replaced', () => {
+  const inputs = () => ({ x: Tensor.random([8, 64], 'f32', { seed: 1 }), weight: Tensor.random([64, 4], 'f32', { seed: 2 }), queryStartLoc: [0, 8], convState: Tensor.random([1, 64, 3], 'f32', { seed: 3 }) });
+
+  it("arm 'scalar' with mapping 'exact' names the arm and the mappings it has (forward and launchContract)", () => {
+    const msg = "mapping: arm 'scalar' runs 'sequence', not 'exact' (it owns whole sequences; omit mapping or pass 'sequence')";
+    assert.throws(() => conv.forwardSync(inputs(), { arm: 'scalar', mapping: 'exact' }), (e: unknown) => e instanceof RangeError && e.message === msg);
+    assert.throws(() => conv.launchContract('tiled', 'exact-racy', 64, 4, [0, 8]), /mapping: arm 'tiled' runs 'sequence', not 'exact-racy'/);
+  });
+
+  it("without a mapping an arm runs its own: scalar 'sequence', vec 'exact' (requested says which)", () => {
+    const s = conv.forwardSync(inputs(), { arm: 'scalar' });
+    assert.deepEqual([s.requested.mapping, s.contract.mapping], ['sequence', 'sequence']);
+    s.release();
+    const v = conv.forwardSync(inputs(), { arm: 'vec' });
+    assert.deepEqual([v.requested.mapping, v.contract.mapping], ['exact', 'exact']);
+    v.release();
+  });
+});
