@@ -4,9 +4,10 @@
 # Incremental: CMake is configured once per build folder, then only rebuilt; tsc keeps a build-info file.
 #
 #   GDNLAB_CUDA=auto (default) | on (fail without nvcc) | off (skip the CUDA build)
-#   GDNLAB_CUDA_ARCHS=LIST  CMake CUDA architectures for a new build/cuda (default: cuda/CMakeLists.txt's
-#                    list where a GPU is present; 90-real alone on a machine without one, where the build
-#                    only proves that the CUDA code compiles — docs/MAINTAINING.md, "CI time")
+#   GDNLAB_CUDA_ARCHS=LIST  CMake CUDA architectures for a new build/cuda (default where a GPU is present:
+#                    cuda/CMakeLists.txt's choice, that machine's GPUs; 90-real alone on a machine without one,
+#                    where the build only proves that the CUDA code compiles and the other architectures are
+#                    proven by ptxas in the tests — docs/MAINTAINING.md, "CI time" and "GPU architectures")
 #   GDNLAB_JOBS=N    parallel compile jobs (default: the core count)
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
@@ -51,7 +52,8 @@ build_cuda() {
     archs=(-DCMAKE_CUDA_ARCHITECTURES="$GDNLAB_CUDA_ARCHS")
   elif ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
     # Nothing here can run the CUDA backend: one architecture (the H200's) proves the code compiles, in a
-    # third of the time of the full list. A machine with a GPU gets the full list.
+    # sixth of the time of the fallback list (sm_80 ... sm_120, which test/cuda-archs compiles through ptxas
+    # instead). A machine with a GPU gets its own GPUs' architectures (cuda/CMakeLists.txt).
     archs=(-DCMAKE_CUDA_ARCHITECTURES=90-real)
     [ -f build/cuda/CMakeCache.txt ] || say "no GPU here: compiling the CUDA backend for sm_90 only (compile-only; GDNLAB_CUDA_ARCHS overrides)"
   fi

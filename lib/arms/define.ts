@@ -118,6 +118,11 @@ function define(op: ArmOp, spec: CommonSpec, contract: Record<string, unknown>, 
   if (spec.description !== undefined && (typeof spec.description !== 'string' || Buffer.byteLength(spec.description, 'utf8') > 223))
     throw new TypeError(`arm '${spec.name}': description: expected a string of at most 223 bytes in UTF-8, got ${typeof spec.description === 'string' ? `${Buffer.byteLength(spec.description, 'utf8')} bytes` : JSON.stringify(spec.description)}`);
   const threads = int(spec.threadsPerBlock, `arm '${spec.name}': threadsPerBlock`, 1, 1024, 128);
+  // Whole warps (docs/USER-ARMS.md, the contract): a partial last warp has lanes that do not exist, and a
+  // shuffle reading one is undefined on a GPU (docs/SPEC.md §13), so no arm may rely on one.
+  if (threads % 32 !== 0) {
+    throw new RangeError(`arm '${spec.name}': threadsPerBlock: expected a multiple of 32 (whole warps of 32 threads), got ${threads}; the nearest are ${Math.max(32, Math.floor(threads / 32) * 32)} and ${Math.min(1024, Math.ceil(threads / 32) * 32)}`);
+  }
   const shared = int(spec.sharedBytes, `arm '${spec.name}': sharedBytes`, 0, 49152, 0);
   const limit = int(spec.timeLimitMs, `arm '${spec.name}': timeLimitMs`, 1, 3_600_000, 10000);
   const barriers = spec.barriers === true;

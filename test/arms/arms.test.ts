@@ -234,6 +234,8 @@ describe('user arms: compiling for CUDA and what it becomes', function () {
     assert.throws(() => conv.defineArm({ name: 'x', source: '' }), /arm 'x': source: expected the per-thread body/);
     assert.throws(() => conv.defineArm({ name: 'x', source: REG16_SOURCE, mappings: ['diagonal' as never] }), /arm 'x': mappings: expected a non-empty list/);
     assert.throws(() => conv.defineArm({ name: 'x', source: REG16_SOURCE, threadsPerBlock: 2048 }), /arm 'x': threadsPerBlock: expected an integer in 1\.\.1024/);
+    assert.throws(() => conv.defineArm({ name: 'x', source: REG16_SOURCE, threadsPerBlock: 100 }),
+      (e: unknown) => e instanceof RangeError && e.message === "arm 'x': threadsPerBlock: expected a multiple of 32 (whole warps of 32 threads), got 100; the nearest are 96 and 128");
     assert.throws(() => conv.defineArm({ name: 'x', source: REG16_SOURCE, description: 'é'.repeat(112) }), /arm 'x': description: expected a string of at most 223 bytes in UTF-8, got 224 bytes/);
     assert.throws(() => conv.defineArm({ name: 'x', source: REG16_SOURCE, description: 7 as never }), /arm 'x': description: expected a string of at most 223 bytes in UTF-8, got 7/);
     assert.throws(() => conv.forwardSync(makeConvInputs(convMatrix({ quick: true })[0]), { arm: 'nope' }), /arm: expected one of 'scalar'.*nope/);
