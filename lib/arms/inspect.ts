@@ -10,6 +10,8 @@ import * as path from 'path';
 import { ArmOp, compileModule, findOnPath } from './compile';
 import { armDefines, armSpec } from './define';
 import { armByName } from '../ops/arms';
+import { MIME_BUNDLE, MimeBundle } from '../view/display';
+import { escapeXml, htmlTable, textTable } from '../view/format';
 
 /** Per-SM limits of a compute capability (CUDA C++ Programming Guide, "Technical Specifications per Compute Capability"). */
 export interface SmLimits {
@@ -239,7 +241,49 @@ export function inspectArm(op: ArmOp, name: string, opts: InspectOptions = {}): 
     ...occ.map((o) => `  ${o.entry}: ${o.registers} registers/thread → ${o.blocksPerSm} blocks/SM (registers allow ${o.byResource.registers}, shared memory ${o.byResource.sharedMemory}, threads ${o.byResource.threads}, block slots ${o.byResource.blocks}): ${o.warpsPerSm} of ${o.maxWarpsPerSm} warps, limited by ${o.limitedBy.join(' and ')}`),
     sass ? `SASS: ${sassTool}` : sassTool,
   ];
-  return { op, arm: name, builtIn: src.builtIn, sm, cubin: cubin.file, cached: cubin.cached, compileMs: cubin.compileMs, resources, occupancy: occ, ptx, sass, sassTool, rows, text: lines.join('\n') };
+  return withDisplay({ op, arm: name, builtIn: src.builtIn, sm, cubin: cubin.file, cached: cubin.cached, compileMs: cubin.compileMs, resources, occupancy: occ, ptx, sass, sassTool, rows, text: lines.join('\n') });
+}
+
+/** Lines of a listing a rich display shows inside its details element (the whole text stays in .ptx / .sass). */
+export const LISTING_LINES = 400;
+
+function lineCount(text: string): number {
+  return text.split('\n').length;
+}
+
+/**
+ * The report's compact display, as a notebook cell's value: the resource table (registers, spills, stack,
+ * shared memory, occupancy and its limiter per entry) and the account, with the PTX and SASS folded away in
+ * details elements (the first LISTING_LINES lines each). Non-enumerable, so the plain data (JSON, spreads)
+ * is unchanged.
+ */
+function withDisplay(r: ArmInspection): ArmInspection {
+  const columns = r.rows.length ? Object.keys(r.rows[0]) : ['entry'];
+  const listing = (title: string, text: string | null, absent: string): string => {
+    if (text === null) return `<p><i>${escapeXml(title)}:</i> ${escapeXml(absent)}</p>`;
+    const n = lineCount(text);
+    const shown = n > LISTING_LINES ? `${text.split('\n').slice(0, LISTING_LINES).join('\n')}\n… ${n - LISTING_LINES} more lines (the whole listing is in the report's .${title.toLowerCase()})` : text;
+    return `<details><summary>${escapeXml(title)} (${n} lines)</summary><pre style="font-size:smaller;max-height:30em;overflow:auto">${escapeXml(shown)}</pre></details>`;
+  };
+  const plain = (): string => {
+    const listings = [r.ptx === null ? 'PTX not kept' : `PTX ${lineCount(r.ptx)} lines (.ptx)`, r.sass === null ? r.sassTool : `SASS ${lineCount(r.sass)} lines (.sass)`];
+    return [textTable(columns, r.rows), r.text, listings.join('; ')].join('\n');
+  };
+  const bundle = (): MimeBundle => {
+    const html = [
+      '<div class="gdnlab-inspect">',
+      htmlTable(columns, r.rows, { caption: `${r.op} arm '${r.arm}' on sm_${r.sm}: registers, spills, shared memory, occupancy per entry` }),
+      `<pre style="font-size:smaller">${escapeXml(r.text)}</pre>`,
+      listing('PTX', r.ptx, 'not kept (inspectArm(…, { ptx: false }))'),
+      listing('SASS', r.sass, r.sassTool),
+      '</div>',
+    ].join('\n');
+    return { data: { 'text/html': html, 'text/plain': plain() } };
+  };
+  Object.defineProperty(r, MIME_BUNDLE, { value: bundle, enumerable: false });
+  Object.defineProperty(r, 'toString', { value: plain, enumerable: false });
+  Object.defineProperty(r, Symbol.for('nodejs.util.inspect.custom'), { value: plain, enumerable: false });
+  return r;
 }
 
 /** The first `lines` lines of an entry's listing (PTX or SASS) that follow its name. */

@@ -17,6 +17,8 @@ import { countBitMismatches } from '../../lib/check/bits';
 import { timeArms } from '../../lib/analysis/timing';
 import { buildRecipe, compileModule } from '../../lib/arms/compile';
 import { inspectArm, occupancy, SM_LIMITS, parsePtxasVerbose } from '../../lib/arms/inspect';
+import { MIME_BUNDLE, hasMimeBundle } from '../../lib/view/display';
+import * as util from 'util';
 import { undefineArm } from '../../lib/arms/define';
 import { arms as gdnArms } from '../../lib/ops/arms';
 import { forEachBackend } from '../backends';
@@ -211,6 +213,15 @@ describe('user arms: compiling for CUDA and what it becomes', function () {
     assert.ok(r.sass !== null || /SASS not available: neither cuobjdump nor nvdisasm/.test(r.sassTool), r.sassTool);
     assert.match(r.text, /blocks\/SM/);
     assert.equal(r.rows.length, 4);
+    // A compact rich display: the resource table and the account, the listings folded in details elements.
+    assert.ok(hasMimeBundle(r), 'the report displays itself in a notebook');
+    const html = String(r[MIME_BUNDLE]().data['text/html']);
+    for (const col of ['registers', 'spill st/ld B', 'static smem B', 'occupancy', 'limited by']) assert.ok(html.includes(`<th>${col}</th>`), col);
+    assert.match(html, /<details><summary>PTX \(\d+ lines\)<\/summary>/);
+    assert.ok(html.length < 60_000, `the display stays compact (${html.length} characters)`);
+    assert.ok(!Object.keys(r).includes('toString'), 'the plain data is unchanged');
+    assert.match(String(r), /^entry +registers/);
+    assert.match(util.inspect(r), /PTX \d+ lines \(\.ptx\)/);
   });
 
   it('occupancy follows the SM limits: registers, shared memory, threads and block slots', () => {
