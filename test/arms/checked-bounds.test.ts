@@ -103,7 +103,7 @@ describe('[host] checked mode: every typed load and store at its last element an
     }
   });
 
-  it('timing runs the unchecked build: the one-past read that faults forward is timed without a fault', async () => {
+  it('timing runs the unchecked build: the one-past read that faults forward is timed without a fault, and forward stays checked after', async () => {
     const w = Tensor.random([C, K], 'f32', { seed: 2 });
     const wf = w.toFloat32();
     wf.set([1, T - 1, C, 0]);
@@ -119,6 +119,8 @@ describe('[host] checked mode: every typed load and store at its last element an
     } finally {
       op.release();
     }
+    // Once timed, the arm holds both builds: forward must still run the checked one.
+    await assert.rejects(conv.forward(inputs, { arm: 'probe-conv', backend: backend() }), /read x at element 42, outside \[0, 42\) \(checked mode\)/);
   });
 
   it('timeLimitMs is the limit the worker enforces, and the message says which', async () => {
