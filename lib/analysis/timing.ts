@@ -41,6 +41,9 @@ import { MIME_BUNDLE, MimeBundle, interrupted } from '../view/display';
 import { CellFormat, escapeXml, formatDuration, formatNumber, formatPercent, htmlTable, textTable } from '../view/format';
 import { progress } from '../view/progress';
 import { NoiseMetric, RatioCI, Summary, bootstrapMedianRatio, relativeNoise, summarize } from './stats';
+import type { TimedSource } from '../ops/common';
+import { BitsCheck, checkTimedBits, probeTimedArm } from '../check/timed';
+import { describeLocated } from '../check/located';
 
 /** What timing needs from a backend (a real Backend, or a fake one in tests). */
 export type TimingBackend = Pick<Backend, 'kind' | 'info' | 'timeOps'>;
@@ -96,6 +99,15 @@ export interface TimingOptions {
   clock?: () => number;
   /** Run id (default: time + random). */
   runId?: string;
+  /**
+   * Check each case's bits before timing (default true): a case prepared by conv/postconv/fused.prepareTimed
+   * (or conv.prepareTimedUpdate) runs once at its inputs beside the op's reference arm, and the result
+   * says per case whether its outputs are identical (CaseTiming.bits, a 'bits' column); a case that
+   * differs is still timed, marked. Ops with no reference (copyOp, hand-made ops) are timed as they are.
+   * false skips the comparison; an arm defined in a cell still runs once first, so that one that never
+   * ends stops within its own time limit rather than inside a timing run.
+   */
+  validate?: boolean;
 }
 
 export interface RunProvenance {
@@ -150,6 +162,8 @@ export interface CaseTiming {
   measuredMs: number;
   /** The run's provenance plus this case's meta. */
   provenance: RunProvenance & Record<string, unknown>;
+  /** Its bits against the op's reference arm, checked in this run before timing (absent: not checked). */
+  bits?: BitsCheck;
 }
 
 export type StopReason = 'noise-target' | 'time-cap' | 'max-samples';
@@ -339,6 +353,7 @@ export class TimingResult {
    */
   rows(): Record<string, unknown>[] {
     const roofline = this.copyCase('cold') !== undefined || this.copyCase('warm') !== undefined;
+    const checked = this.cases.some((c) => c.bits !== undefined);
     if (this.settings.mode === 'both') {
       const bases = [...new Set(this.cases.map((c) => c.base ?? c.label))];
       return bases.map((base) => {
@@ -346,6 +361,7 @@ export class TimingResult {
         const warm = this.cases.find((c) => c.base === base && c.l2 === 'warm') as CaseTiming;
         const row: Record<string, unknown> = {
           case: base,
+          ...(checked ? { bits: bitsCell(cold.bits) } : {}),
           ...scalarMeta(cold.meta),
           'cold median µs': cold.stats.median,
           'cold p10 µs': cold.stats.p10,
@@ -367,6 +383,7 @@ export class TimingResult {
     return this.cases.map((c) => {
       const row: Record<string, unknown> = {
         case: c.label,
+        ...(checked ? { bits: bitsCell(c.bits) } : {}),
         ...scalarMeta(c.meta),
         'median µs': c.stats.median,
         'IQR µs': c.stats.iqr,
@@ -430,12 +447,13 @@ export class TimingResult {
 
   toString(): string {
     const { columns, rows, format } = this.displayRows();
-    return [this.caption(), textTable(columns, rows, { format }), this.stopLine(), this.provenanceLine()].join('\n');
+    return [this.caption(), textTable(columns, rows, { format }), ...this.bitsWarnings().map((w) => `BITS DIFFER: ${w}`), this.stopLine(), this.provenanceLine()].join('\n');
   }
 
   [MIME_BUNDLE](): MimeBundle {
     const { columns, rows, format } = this.displayRows();
-    const warn = this.stop.converged ? '' : `<p style="color:#b42318"><b>Not converged:</b> ${escapeXml(this.stop.detail)}</p>`;
+    const differ = this.bitsWarnings().map((w) => `<p style="color:#b42318"><b>Bits differ:</b> ${escapeXml(w)}</p>`).join('\n');
+    const warn = differ + (this.stop.converged ? '' : `<p style="color:#b42318"><b>Not converged:</b> ${escapeXml(this.stop.detail)}</p>`);
     const html = [
       `<div class="gdnlab-timing">`,
       htmlTable(columns, rows, { caption: this.caption(), format }),
@@ -444,6 +462,20 @@ export class TimingResult {
       `</div>`,
     ].join('\n');
     return { data: { 'text/html': html, 'text/plain': this.toString() } };
+  }
+
+  /** One sentence per case whose bits differ from its reference and that is not wrong on purpose. */
+  bitsWarnings(): string[] {
+    const seen = new Set<string>();
+    const out: string[] = [];
+    for (const c of this.cases) {
+      const b = c.bits;
+      const base = c.base ?? c.label;
+      if (!b || b.mismatches === 0 || b.planted || seen.has(base)) continue;
+      seen.add(base);
+      out.push(`'${base}' (${b.arm}): ${formatNumber(b.mismatches)} elements differ from ${b.reference} at these inputs${b.firstMismatch ? `, first ${describeLocated(b.firstMismatch)}` : ''}; its time is not that of a correct arm`);
+    }
+    return out;
   }
 
   /** Everything measured, raw samples included, as plain JSON (JSON.stringify(result) gives this). */
@@ -455,7 +487,7 @@ export class TimingResult {
       provenance: this.provenance,
       settings: this.settings,
       stop: this.stop,
-      cases: this.cases.map((c) => ({ label: c.label, base: c.base ?? c.label, l2: c.l2 ?? 'cold', opKind: c.opKind, meta: c.meta, stats: c.stats, noise: c.noise, measuredMs: c.measuredMs, percentOfCopy: this.percentOfCopy(c), samplesUs: c.samples })),
+      cases: this.cases.map((c) => ({ label: c.label, base: c.base ?? c.label, l2: c.l2 ?? 'cold', opKind: c.opKind, meta: c.meta, ...(c.bits ? { bits: c.bits } : {}), stats: c.stats, noise: c.noise, measuredMs: c.measuredMs, percentOfCopy: this.percentOfCopy(c), samplesUs: c.samples })),
     };
   }
 
@@ -483,7 +515,14 @@ export interface TimingExport {
   provenance: RunProvenance;
   settings: TimingSettings;
   stop: StopInfo;
-  cases: { label: string; base: string; l2: 'cold' | 'warm'; opKind: string; meta: Record<string, unknown>; stats: Summary; noise: number; measuredMs: number; percentOfCopy: number | undefined; samplesUs: number[] }[];
+  cases: { label: string; base: string; l2: 'cold' | 'warm'; opKind: string; meta: Record<string, unknown>; bits?: BitsCheck; stats: Summary; noise: number; measuredMs: number; percentOfCopy: number | undefined; samplesUs: number[] }[];
+}
+
+/** The 'bits' cell of a case: identical, planted, differing, or not checked (no reference for its op). */
+function bitsCell(b: BitsCheck | undefined): string {
+  if (!b) return 'not checked';
+  if (b.mismatches === 0) return `= ${b.reference}`;
+  return `${b.planted ? 'planted: ' : 'DIFFERS: '}${formatNumber(b.mismatches)} ≠ ${b.reference}`;
 }
 
 function scalarMeta(meta: Record<string, unknown>): Record<string, unknown> {
@@ -632,6 +671,26 @@ export async function timeArms(cases: TimingCase[], opts: TimingOptions = {}): P
     }
   };
 
+  // Bits first (or, with validate: false, one run of each arm defined in a cell): a forward call waits at
+  // most the arm's own time limit, a timing run's wait covers all its launches plus a minute for the others.
+  const bits: (BitsCheck | undefined)[] = [];
+  const validate = opts.validate ?? true;
+  if (typeof validate !== 'boolean') throw new TypeError(`validate: expected true or false, got ${describe(opts.validate)}`);
+  for (const [i, c] of cases.entries()) {
+    const source = (c.op as { source?: TimedSource }).source;
+    if (!source) {
+      bits.push(undefined);
+      continue;
+    }
+    try {
+      bits.push(validate ? await checkTimedBits(source) : (await probeTimedArm(source), undefined));
+    } catch (e) {
+      const err = new Error(`cases[${i}] ('${c.label}'): ${validate ? 'checking its bits' : 'running it once'} before timing: ${(e as Error).message}`);
+      (err as Error & { cause?: unknown }).cause = e;
+      throw err;
+    }
+  }
+
   const started = new Date();
   const runId = opts.runId ?? newRunId(started);
   const provenance = runProvenance(backend.info(), runId, started, mode, settings.rotateOrder, graphLaunches);
@@ -659,6 +718,7 @@ export async function timeArms(cases: TimingCase[], opts: TimingOptions = {}): P
         noise: finalNoise[i],
         measuredMs: measured[i],
         provenance: { ...provenance, ...meta, label: labelOf(i), opKind: c.op.kind, l2: stateOf(i) },
+        ...(bits[i % cases.length] ? { bits: bits[i % cases.length] } : {}),
       };
     });
     return new TimingResult(opts.label, timed, provenance, stop, settings);

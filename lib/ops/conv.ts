@@ -12,7 +12,7 @@ import { userArm } from '../arms/registry';
 import { convCoordinates, namedCoordinates } from '../analysis/coordinates';
 import { defineConvArm, ConvArmSpec, DefinedArm } from '../arms/define';
 import {
-  DTYPE_CODE, Staging, backendOf, opCall, expectChoice, expectContiguous, expectDType, expectInt, expectOut, expectShape, expectTensor, namedRanges,
+  DTYPE_CODE, Staging, TimedSource, backendOf, opCall, expectChoice, expectContiguous, expectDType, expectInt, expectOut, expectShape, expectTensor, namedRanges,
 } from './common';
 
 /** A conv arm's name: any arm of libgdn's registry (convArms(); built in or registered at run time). */
@@ -492,7 +492,7 @@ export function forwardSync(inputs: ConvInputs, opts: ConvOptions = {}): ConvRes
  * A conv launch ready for the native timing loop. Inputs are staged on the backend once; the
  * state is a private copy (each timed launch updates it, which does not change the work done).
  */
-export function prepareTimed(inputs: ConvInputs, opts: ConvOptions = {}, label?: string): NativeOp & { release(): void } {
+export function prepareTimed(inputs: ConvInputs, opts: ConvOptions = {}, label?: string): NativeOp & { source: TimedSource; release(): void } {
   if (opts.schedule !== undefined && opts.schedule !== 'forward') throw new Error('schedule: timing runs blocks in their natural order');
   if (opts.arm !== undefined) userArm('conv', opts.arm)?.prepareTiming();  // a defined arm is timed unchecked
   const p = prepare(inputs, opts, 'device');
@@ -500,6 +500,7 @@ export function prepareTimed(inputs: ConvInputs, opts: ConvOptions = {}, label?:
   return {
     kind: 'conv',
     args: p.args,
+    source: { op: 'conv', inputs, opts },
     label: label ?? `${p.requested.arm}/${p.requested.mapping}`,
     release() {
       kept.release();
@@ -710,11 +711,12 @@ export function updateSync(inputs: ConvUpdateInputs, opts: ConvUpdateOptions = {
 }
 
 /** A decode update ready for the native timing loop (its state is a private copy unless inPlace or out.state). */
-export function prepareTimedUpdate(inputs: ConvUpdateInputs, opts: ConvUpdateOptions = {}, label?: string): NativeOp & { release(): void } {
+export function prepareTimedUpdate(inputs: ConvUpdateInputs, opts: ConvUpdateOptions = {}, label?: string): NativeOp & { source: TimedSource; release(): void } {
   const p = prepareUpdate(inputs, opts, 'device');
   return {
     kind: 'conv_update',
     args: p.args,
+    source: { op: 'conv-update', inputs, opts },
     label: label ?? `update ${p.arm}`,
     release() {
       abandonUpdate(p);

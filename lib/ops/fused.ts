@@ -11,7 +11,7 @@ import * as conv from './conv';
 import * as postconv from './postconv';
 import { armId, armName, armNames } from './arms';
 import { PostconvShape, PostconvOutBuffers } from './postconv';
-import { DTYPE_CODE, Staging, backendOf, opCall, expectChoice, expectDType, expectInt, expectShape, expectTensor, expectContiguous } from './common';
+import { DTYPE_CODE, Staging, TimedSource, backendOf, opCall, expectChoice, expectDType, expectInt, expectShape, expectTensor, expectContiguous } from './common';
 
 /**
  * The arm gdn.fused.forward runs when none is named: `stream-mufu`, 0.88-0.95 of `stream`'s time on an H200
@@ -236,11 +236,12 @@ export function forwardSync(inputs: FusedInputs, opts: FusedOptions): FusedResul
 }
 
 /** A fused launch ready for the native timing loop (inputs staged once; the state is a private copy). */
-export function prepareTimed(inputs: FusedInputs, opts: FusedOptions, label?: string): NativeOp & { release(): void } {
+export function prepareTimed(inputs: FusedInputs, opts: FusedOptions, label?: string): NativeOp & { source: TimedSource; release(): void } {
   const p = prepare(inputs, opts, 'device');
   return {
     kind: 'fused',
     args: p.args,
+    source: { op: 'fused', inputs, opts },
     label: label ?? `fused ${p.arm}`,
     release() {
       releaseStaged(p);

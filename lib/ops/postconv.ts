@@ -9,7 +9,7 @@ import { armId, armIsMutant, armName, armNames, arms } from './arms';
 import { userArm } from '../arms/registry';
 import { namedCoordinates, postconvCoordinates } from '../analysis/coordinates';
 import { definePostconvArm, PostconvArmSpec, DefinedArm } from '../arms/define';
-import { DTYPE_CODE, NamedRange, Staging, backendOf, opCall, expectChoice, expectContiguous, expectDType, expectInt, expectOut, expectShape, expectTensor, namedRanges } from './common';
+import { DTYPE_CODE, NamedRange, Staging, TimedSource, backendOf, opCall, expectChoice, expectContiguous, expectDType, expectInt, expectOut, expectShape, expectTensor, namedRanges } from './common';
 
 /**
  * A post-conv arm's name: any arm of libgdn's registry (postconvArms()). The built-in `seq4` is a
@@ -236,12 +236,13 @@ export function forwardSync(inputs: PostconvInputs, opts: PostconvOptions): Post
 }
 
 /** A post-conv launch ready for the native timing loop (inputs staged once). */
-export function prepareTimed(inputs: PostconvInputs, opts: PostconvOptions, label?: string): NativeOp & { release(): void } {
+export function prepareTimed(inputs: PostconvInputs, opts: PostconvOptions, label?: string): NativeOp & { source: TimedSource; release(): void } {
   if (opts.arm !== undefined) userArm('postconv', opts.arm)?.prepareTiming();  // a defined arm is timed unchecked
   const p = prepare(inputs, opts);
   return {
     kind: 'postconv',
     args: p.args,
+    source: { op: 'postconv', inputs, opts },
     label: label ?? p.arm,
     release() {
       p.staging.release();

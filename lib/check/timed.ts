@@ -1,0 +1,134 @@
+// Bits before time: an arm prepared for timing (conv/postconv/fused.prepareTimed, conv.prepareTimedUpdate)
+// is run once at the very inputs and options it will be timed with, beside the op's reference arm, and its
+// outputs compared bit for bit — what `gdnlab bench` does at each shape before it times, for timeArms
+// from a cell. Fresh outputs are used (an `out` buffer the caller gave, or `inPlace`, is left alone).
+
+import * as conv from '../ops/conv';
+import * as postconv from '../ops/postconv';
+import * as fused from '../ops/fused';
+import { TimedSource } from '../ops/common';
+import { armByName, referenceArm } from '../ops/arms';
+import { Tensor } from '../tensor';
+import { countBitMismatches } from './bits';
+import { LocatedMismatch, firstMismatch } from './located';
+
+export interface BitsCheck {
+  /** The arm checked, as asked for (with its mapping for conv: 'vec/exact'). */
+  arm: string;
+  /** What it was compared with: the op's reference arm ('scalar', 'tree', …) or 'conv(scalar) → post-conv(tree)'. */
+  reference: string;
+  /** Elements whose bits differ, over every output. */
+  mismatches: number;
+  /** The first of them, located in the op's coordinates. */
+  firstMismatch?: LocatedMismatch;
+  /** Wrong on purpose (a planted mutant, a PLANTED DEFECT user arm, or a `mutant` option): must differ. */
+  planted: boolean;
+}
+
+type Outputs = readonly (readonly [string, Tensor, Tensor])[];
+
+function result(arm: string, reference: string, pairs: Outputs, planted: boolean): BitsCheck {
+  const mismatches = pairs.reduce((n, [, a, b]) => n + countBitMismatches(a, b), 0);
+  return { arm, reference, mismatches, planted, ...(mismatches ? { firstMismatch: firstMismatch(pairs) } : {}) };
+}
+
+/** The options of a check run: the timed ones without caller buffers, so the check writes only its own outputs. */
+function fresh<O extends { out?: unknown; inPlace?: boolean }>(opts: O): O {
+  const o = { ...opts };
+  delete o.inPlace;
+  delete o.out;
+  return o;
+}
+
+/** Runs the arm of a timed op and its reference at the op's inputs and compares them bit for bit. */
+export async function checkTimedBits(source: TimedSource): Promise<BitsCheck> {
+  switch (source.op) {
+    case 'conv': {
+      const inputs = source.inputs as conv.ConvInputs;
+      const opts = fresh(source.opts as conv.ConvOptions);
+      const reference = referenceArm('conv').name;
+      const ref = await conv.forward(inputs, { outDtype: opts.outDtype, backend: opts.backend, arm: reference });
+      try {
+        const got = await conv.forward(inputs, opts);
+        try {
+          const arm = `${got.requested.arm}/${got.requested.mapping}`;
+          const planted = armByName('conv', got.requested.arm).mutant || !!opts.mutant;
+          return result(arm, reference, [['out', got.out, ref.out], ['convState', got.convState, ref.convState]], planted);
+        } finally {
+          got.release();
+        }
+      } finally {
+        ref.release();
+      }
+    }
+    case 'conv-update': {
+      const inputs = source.inputs as conv.ConvUpdateInputs;
+      const given = source.opts as conv.ConvUpdateOptions;
+      // A Tensor `out` is the initial contents of out (an input); buffers to write into are left out.
+      const opts = { ...fresh(given), ...(given.out instanceof Tensor ? { out: given.out } : {}) };
+      const reference = referenceArm('conv-update').name;
+      const ref = await conv.update(inputs, { ...opts, arm: reference });
+      try {
+        const got = await conv.update(inputs, opts);
+        try {
+          return result(got.arm, reference, [['out', got.out, ref.out], ['state', got.state, ref.state]], armByName('conv-update', got.arm).mutant);
+        } finally {
+          got.release();
+        }
+      } finally {
+        ref.release();
+      }
+    }
+    case 'postconv': {
+      const inputs = source.inputs as postconv.PostconvInputs;
+      const opts = fresh(source.opts as postconv.PostconvOptions);
+      const reference = referenceArm('postconv').name;
+      const ref = await postconv.forward(inputs, { ...opts, arm: reference });
+      try {
+        const got = await postconv.forward(inputs, opts);
+        try {
+          const outs = ['q', 'k', 'v', 'g', 'beta'] as const;
+          return result(got.requested, reference, outs.map((o) => [o, got[o], ref[o]] as const), armByName('postconv', got.requested).mutant);
+        } finally {
+          got.release();
+        }
+      } finally {
+        ref.release();
+      }
+    }
+    case 'fused': {
+      const inputs = source.inputs as fused.FusedInputs;
+      const opts = fresh(source.opts as fused.FusedOptions);
+      const ref = await fused.chain(inputs, { ...opts, mutant: null });
+      try {
+        const got = await fused.forward(inputs, opts);
+        try {
+          const outs = ['q', 'k', 'v', 'g', 'beta', 'convState'] as const;
+          const planted = armByName('fused', got.requested).mutant || !!opts.mutant;
+          return result(got.requested, 'conv(scalar) → post-conv(tree)', outs.map((o) => [o, got[o], ref[o]] as const), planted);
+        } finally {
+          got.release();
+        }
+      } finally {
+        ref.release();
+      }
+    }
+    default:
+      throw new TypeError(`source.op: expected 'conv', 'conv-update', 'postconv' or 'fused', got ${String((source as TimedSource).op)}`);
+  }
+}
+
+/**
+ * Runs a timed op's arm once (no comparison) when it is an arm defined in a cell: a forward call waits at most
+ * the arm's own time limit (docs/USER-ARMS.md, isolation), so an arm that never ends stops there rather than
+ * inside a timing run, whose wait covers every launch of the run. Built-in arms are not run.
+ */
+export async function probeTimedArm(source: TimedSource): Promise<void> {
+  if (source.op === 'conv') {
+    const opts = fresh(source.opts as conv.ConvOptions);
+    if (opts.arm !== undefined && armByName('conv', opts.arm).user) (await conv.forward(source.inputs as conv.ConvInputs, opts)).release();
+  } else if (source.op === 'postconv') {
+    const opts = fresh(source.opts as postconv.PostconvOptions);
+    if (opts.arm !== undefined && armByName('postconv', opts.arm).user) (await postconv.forward(source.inputs as postconv.PostconvInputs, opts)).release();
+  }
+}
