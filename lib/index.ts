@@ -2,7 +2,7 @@
 // bit, time them honestly. `import * as gdn from 'gdnlab'`.
 
 export { DType, DTYPES, dtypeSize, f32ToBf16Bits, bf16BitsToF32, f32ToF16Bits, f16BitsToF32, f32Bits, f32FromBits, roundTo } from './dtype';
-export { Tensor, scope, TensorOptions, RandomOptions } from './tensor';
+export { Tensor, scope, TensorOptions, RandomOptions, MAX_HOST_BYTES } from './tensor';
 export { Rng } from './random';
 export { Backend, BackendKind, DeviceInfo, NativeOp, GdnError, activeBackend, useBackend, backendChoice, buildInfo, cudaDeviceCount } from './backend';
 export { revision } from './provenance';
@@ -33,7 +33,7 @@ export { countBitMismatches } from './check/bits';
 export * as check from './check/conv';
 export { diff, DiffResult, DiffOptions, countMismatches, isClose } from './analysis/diff';
 export { auditExactness, ExactnessAudit } from './analysis/audit';
-export { convCoordinates, postconvCoordinates, plainCoordinates } from './analysis/coordinates';
+export { convCoordinates, postconvCoordinates, plainCoordinates, namedCoordinates } from './analysis/coordinates';
 export { timeArms, compare, TimingResult, TimingCase, TimingOptions, CaseTiming, Comparison, Verdict, TimingAborted } from './analysis/timing';
 export { summarize, bootstrapMedianRatio } from './analysis/stats';
 export { plotTiming, plotUlpHistogram, plotMismatchMap, standaloneHtml, Figure } from './view/plot';
@@ -44,7 +44,10 @@ export { showDiagram, svgToPng } from './view/png';
 export { runInfo, showRunInfo, RunInfo, RUN_INFO_MIME } from './view/run-info';
 export { raceTrials, raceCase, RaceTrialsResult } from './check/race';
 export { benchConv, benchPostconv, benchFused, benchMarkdown } from './bench/bench';
-export { runConvMutants, MutantOutcome } from './check/mutants';
+export { runConvMutants, runUserConvDefects, MutantOutcome } from './check/mutants';
+export { runPostconvDefects } from './check/postconv';
+export { LocatedMismatch } from './check/located';
+export { BitsCheck, checkTimedBits } from './check/timed';
 export { chunkMappingSvg, reductionFoldSvg } from './view/diagrams';
 export { projectRoot } from './native/gdn';
 export { Mismatch, MismatchKind, ToleranceOptions, ToleranceResult } from './analysis/diff';

@@ -1,0 +1,122 @@
+// Every GPU from sm_80 on (docs/MAINTAINING.md, "GPU architectures"): every kernel of the CUDA backend
+// compiles for each architecture of cuda/CMakeLists.txt's fallback list. CI builds the backend for sm_90 only
+// (scripts/build.sh: a sixth of the time); the other architectures are proven here for a fraction of a full
+// build each: each source is compiled to PTX once, for compute_80, and that PTX goes through ptxas -O3 (the
+// build's optimisation level) for every architecture. The one PTX stands for every architecture's because the
+// sources branch on the architecture only at 800 (cp.async, cvt.rn.bf16), which the first test checks: a
+// guard above 800 would make the PTX differ per architecture, and this shortcut would no longer prove it.
+
+import { strict as assert } from 'assert';
+import { spawn } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { findOnPath } from '../../lib/arms/compile';
+
+const ROOT = path.join(__dirname, '..', '..', '..');
+const CUDA = path.join(ROOT, 'cuda');
+// cuda/CMakeLists.txt's GDN_CUDA_FALLBACK_ARCHS, machine code part.
+const ARCHS = ['80', '86', '89', '90', '100', '120'];
+// libgdn's device flags (cuda/CMakeLists.txt).
+const NVCC_FLAGS = ['-std=c++17', '--fmad=false', '-ftz=false', '-prec-div=true', '-prec-sqrt=true', '-O3', '-DGDN_HAVE_CUDA=1'];
+
+function sources(): string[] {
+  return ['src/cuda', 'src/user'].flatMap((d) => fs.readdirSync(path.join(CUDA, d)).filter((f) => f.endsWith('.cu')).sort().map((f) => path.join(CUDA, d, f)));
+}
+
+function walk(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(dir, e.name)) : [path.join(dir, e.name)]));
+}
+
+function run(cmd: string, args: string[]): Promise<{ code: number | null; err: string; seconds: number }> {
+  const t0 = Date.now();
+  return new Promise((resolve) => {
+    const p = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    p.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    p.on('error', (e) => resolve({ code: -1, err: String(e), seconds: 0 }));
+    p.on('close', (code) => resolve({ code, err, seconds: (Date.now() - t0) / 1000 }));
+  });
+}
+
+/** Runs jobs `width` at a time, in order of submission. */
+async function pool<T>(jobs: (() => Promise<T>)[], width: number): Promise<T[]> {
+  const out: T[] = new Array(jobs.length);
+  let next = 0;
+  await Promise.all(Array.from({ length: width }, async () => {
+    for (let i = next++; i < jobs.length; i = next++) out[i] = await jobs[i]();
+  }));
+  return out;
+}
+
+/** ptxas -v's per-entry lines: "Compiling entry function 'NAME' …" then "Used R registers" (and spills). */
+function resourceSummary(log: string): { entries: number; maxRegisters: number; spillStores: number } {
+  const entries = (log.match(/Compiling entry function/g) ?? []).length;
+  const regs = [...log.matchAll(/Used (\d+) registers/g)].map((m) => Number(m[1]));
+  const spills = [...log.matchAll(/(\d+) bytes spill stores/g)].reduce((s, m) => s + Number(m[1]), 0);
+  return { entries, maxRegisters: Math.max(0, ...regs), spillStores: spills };
+}
+
+describe('CUDA architectures: every kernel compiles for sm_80, 86, 89, 90, 100 and 120', function () {
+  this.timeout(1_200_000);
+  const nvcc = findOnPath('nvcc');
+  const ptxas = findOnPath('ptxas');
+
+  it('the sources branch on the architecture at sm_80 only (so one compute_80 PTX stands for every architecture)', () => {
+    const guards: string[] = [];
+    for (const f of walk(path.join(CUDA, 'src')).filter((x) => /\.(h|cuh|cu|cpp)$/.test(x))) {
+      fs.readFileSync(f, 'utf8').split('\n').forEach((line, i) => {
+        for (const m of line.matchAll(/__CUDA_ARCH__\s*(>=|>|<=|<|==)\s*(\d+)/g)) guards.push(`${path.relative(ROOT, f)}:${i + 1}: ${m[0]}`);
+      });
+    }
+    assert.ok(guards.length > 0, 'expected the sm_80 guards of async_copy.h and detmath.h');
+    const other = guards.filter((g) => !/>=\s*800$/.test(g));
+    assert.deepEqual(other, [], 'an architecture guard other than ">= 800": compile the PTX per architecture in this test');
+  });
+
+  it('ptxas -O3 compiles every kernel for each architecture', async function () {
+    if (!nvcc || !ptxas) this.skip();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gdnlab-archs-'));
+    fs.mkdirSync(path.join(dir, 'gen'));
+    // The build-info header CMake generates; its text does not reach a kernel.
+    fs.writeFileSync(path.join(dir, 'gen', 'gdn_build_info.h'), '#pragma once\n#define GDN_BUILD_INFO_TEXT "ptxas check"\n');
+    const width = Math.max(1, Math.min(os.cpus().length, 4));
+    const includes = ['-I', path.join(CUDA, 'include'), '-I', path.join(CUDA, 'src', 'common'), '-I', path.join(CUDA, 'src'), '-I', path.join(dir, 'gen')];
+    const srcs = sources();
+    const t0 = Date.now();
+    const ptx = await pool(srcs.map((src) => async () => {
+      const out = path.join(dir, `${path.basename(src, '.cu')}.ptx`);
+      const r = await run(nvcc, [...NVCC_FLAGS, ...includes, '-ptx', '-arch=compute_80', src, '-o', out]);
+      assert.equal(r.code, 0, `nvcc -ptx ${path.relative(ROOT, src)}: ${r.err.slice(-2000)}`);
+      return out;
+    }), width);
+    console.log(`      PTX (compute_80) of ${srcs.length} sources: ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+    // The architectures scripts/build.sh's CUDA tree compiled from source are proven there; the rest here.
+    let built = '';
+    try {
+      built = /CMAKE_CUDA_ARCHITECTURES:[A-Z]+=(.*)/.exec(fs.readFileSync(path.join(ROOT, 'build', 'cuda', 'CMakeCache.txt'), 'utf8'))?.[1] ?? '';
+    } catch {
+      // no CUDA tree: ptxas covers every architecture
+    }
+    const fromBuild = ARCHS.filter((a) => built.split(';').some((x) => x.replace(/-real$/, '') === a) && fs.existsSync(path.join(ROOT, 'build', 'cuda', 'libgdn.so')));
+    for (const a of fromBuild) console.log(`      sm_${a}: compiled from source by the CUDA build (build/cuda, CMAKE_CUDA_ARCHITECTURES=${built})`);
+    const jobs = ARCHS.filter((a) => !fromBuild.includes(a)).flatMap((arch) => ptx.map((file) => async () => {
+      const r = await run(ptxas, ['-O3', '-v', `-arch=sm_${arch}`, file, '-o', path.join(dir, `${path.basename(file, '.ptx')}.sm_${arch}.cubin`)]);
+      return { arch, file: path.basename(file), ...r };
+    }));
+    const results = await pool(jobs, width);
+    const entriesPerArch = new Map<string, number>();
+    for (const arch of ARCHS.filter((a) => !fromBuild.includes(a))) {
+      const mine = results.filter((r) => r.arch === arch);
+      for (const r of mine) assert.equal(r.code, 0, `ptxas sm_${arch} ${r.file}: ${r.err.slice(-2000)}`);
+      const s = resourceSummary(mine.map((r) => r.err).join('\n'));
+      entriesPerArch.set(arch, s.entries);
+      const secs = mine.reduce((a, r) => a + r.seconds, 0);
+      console.log(`      sm_${arch}: ${mine.length} files, ${s.entries} kernels compiled, at most ${s.maxRegisters} registers/thread, ${s.spillStores} B of spill stores in all, ${secs.toFixed(0)} s of ptxas`);
+    }
+    // Every architecture compiled the same kernels.
+    assert.equal(new Set(entriesPerArch.values()).size, 1, `kernels per architecture differ: ${JSON.stringify([...entriesPerArch])}`);
+    assert.ok([...entriesPerArch.values()][0] > 0);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});
