@@ -40,7 +40,7 @@ def conv_case(case, dev, vllm):
     # vLLM's state pool is [slots, C, K-1] with the channel stride 1. Slot 0 is vLLM's null block
     # (NULL_BLOCK_ID = 0: a program whose sequence maps to it returns at once, as padding), so the
     # sequences take slots 1..N. Mapping sequence 0 to slot 0 made the kernel skip it: a single-sequence
-    # case then timed an empty launch (docs/BENCHMARKS.md, "vLLM harness").
+    # case then timed an empty launch (docs/BENCHMARKS.md, "Method").
     state = torch.randn(N + 1, K - 1, C, generator=g).to(dev, torch.bfloat16).transpose(1, 2)
     state0 = state.clone()  # the initial states, for the check below (vLLM writes the final state in place)
     qsl = torch.tensor([0] + list(torch.tensor(lengths).cumsum(0).tolist()), dtype=torch.int32, device=dev)

@@ -100,6 +100,9 @@ export class Engine {
     if (collector.thrown.length > 0) {
       const thrown = collector.thrown[0];
       if (isSigintInterrupt(thrown)) return { status: 'interrupted', message: 'Interrupted (SIGINT) while the cell was running' };
+      // A library call that the same SIGINT stopped (the user-arm worker is in the kernel's process group)
+      // can fail before this process's own SIGINT handler has run: it is still an interrupt.
+      if (isLibraryInterrupt(thrown)) return { status: 'interrupted', message: (thrown as Error).message };
       if (this.interruptRequested && thrown instanceof Error && thrown.message === ASYNC_INTERRUPT_MESSAGE) {
         return { status: 'interrupted', message: 'Interrupted while the cell was waiting (top-level await)' };
       }
@@ -163,6 +166,10 @@ export class Engine {
 function forExecution(code: string): RewrittenCell {
   if (getCodeMetadata(code).module) return asTyped(code);
   return rewriteCell(code);
+}
+
+function isLibraryInterrupt(e: unknown): boolean {
+  return e instanceof Error && e.name === 'GdnError' && (e as { interrupted?: unknown }).interrupted === true;
 }
 
 function isSigintInterrupt(e: unknown): boolean {

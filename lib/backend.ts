@@ -62,9 +62,16 @@ export interface TimingConfig {
 
 /** A native failure: the status name and the library's message (which names the argument). */
 export class GdnError extends Error {
+  /**
+   * True when a kernel interrupt (SIGINT) stopped the work: the user-arm worker reports a run that SIGINT
+   * ended with this wording (cuda/src/user/worker.cpp, reap). The kernel reports such a cell as
+   * KeyboardInterrupt even when this error reaches it before its own SIGINT handler has run.
+   */
+  readonly interrupted: boolean;
   constructor(readonly status: number, readonly statusName: string, message: string) {
     super(message);
     this.name = 'GdnError';
+    this.interrupted = message.includes('interrupted (SIGINT) while it ran');
   }
 }
 

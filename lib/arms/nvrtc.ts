@@ -57,6 +57,9 @@ function candidates(): string[] {
   return out.filter((f, i) => out.indexOf(f) === i && fs.existsSync(f));
 }
 
+/** Libraries loaded only so that libnvrtc finds them by soname: held so that they are never unloaded. */
+const keptLoaded: unknown[] = [];
+
 /** libnvrtc, loaded once per process; null when none is found. */
 export function nvrtcLibrary(): NvrtcLibrary | null {
   if (bound !== undefined) return bound;
@@ -66,12 +69,16 @@ export function nvrtcLibrary(): NvrtcLibrary | null {
       // libnvrtc opens libnvrtc-builtins by its soname at compile time; loading it first from the same
       // folder makes that lookup succeed without LD_LIBRARY_PATH.
       const dir = path.dirname(file);
-      for (const f of fs.readdirSync(dir)) if (/^libnvrtc-builtins\.so\.[\d.]+$/.test(f)) koffi.load(path.join(dir, f));
+      // The handles are kept for the life of the process: koffi unloads a library whose object is collected,
+      // and a collected builtins handle made a later compile fail to open libnvrtc-builtins (now and then,
+      // as the garbage collector ran).
+      for (const f of fs.readdirSync(dir)) if (/^libnvrtc-builtins\.so\.[\d.]+$/.test(f)) keptLoaded.push(koffi.load(path.join(dir, f)));
       const lib = koffi.load(file);
       const major = [0];
       const minor = [0];
       const version = lib.func('int nvrtcVersion(_Out_ int *major, _Out_ int *minor)');
       if (version(major, minor) !== 0) continue;
+      keptLoaded.push(lib);
       bound = {
         path: file,
         version: `${major[0]}.${minor[0]}`,

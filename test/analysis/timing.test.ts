@@ -280,7 +280,7 @@ describe('compare', () => {
     const r = await timeArms(cases(1), { backend: fake, clock: fake.clock, progress: false, warmupMs: 0, roundsPerBatch: 10, minTimeMs: 0, graphLaunches: 50 });
     assert.ok(fake.calls.every((c) => c.graphLaunches === 50 && !c.flushL2));
     assert.equal(r.settings.mode, 'hot');
-    assert.match(r.provenance.method, /^CUDA-graph replay: each sample is one replay of 50 back-to-back launches ÷ 50 \(launch overhead removed\), L2 warm$/);
+    assert.match(r.provenance.method, /^CUDA-graph replay: each sample is one replay of 50 back-to-back launches ÷ 50 \(launch overhead removed\), L2 warm, the host ahead of the GPU$/);
     assert.match(r.toString(), /CUDA-graph replay/);
     assert.match(String(r[MIME_BUNDLE]().data['text/html']), /CUDA-graph replay/);
   });
