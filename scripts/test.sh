@@ -15,9 +15,10 @@ say "setup took $(( $(date +%s) - setup_start )) s"
 export VIRTUAL_ENV="$VENV_DIR"
 export PATH="$VENV_DIR/bin:$PATH"
 
-# test/binder runs last: its postBuild starts with the run in the background and is awaited there
-# (test/binder/postbuild.test.ts; docs/MAINTAINING.md, "CI time").
-mapfile -t test_files < <(find dist/test -name '*.test.js' 2>/dev/null | LC_ALL=C sort | awk '/\/binder\//{last=last $0 "\n"; next} {print} END {printf "%s", last}')
+# test/cuda-archs and test/binder run last: their compiles (ptxas per architecture; Binder's postBuild) start with
+# the run in the background and are awaited there (test/cuda-archs/ptxas.test.ts, test/binder/postbuild.test.ts;
+# docs/MAINTAINING.md, "CI time").
+mapfile -t test_files < <(find dist/test -name '*.test.js' 2>/dev/null | LC_ALL=C sort | awk '/\/cuda-archs\//{mid=mid $0 "\n"; next} /\/binder\//{last=last $0 "\n"; next} {print} END {printf "%s%s", mid, last}')
 [ "${#test_files[@]}" -gt 0 ] || die "no compiled tests found under dist/test"
 
 mocha_args=(--reporter "$GDNLAB_ROOT/scripts/mocha-reporter.js" --exit)
