@@ -3,20 +3,12 @@
 // checkConv / checkPostconv / checkFused can be looked at without rebuilding its case by hand.
 
 import { Tensor } from '../tensor';
-import { diff } from '../analysis/diff';
+import { diff, Mismatch } from '../analysis/diff';
 
-export interface LocatedMismatch {
+/** The first differing element of a check's outputs: diff's Mismatch (the arm's value is `actual`), and which output. */
+export interface LocatedMismatch extends Pick<Mismatch, 'index' | 'coords' | 'actual' | 'expected' | 'actualBits' | 'expectedBits'> {
   /** Which output, e.g. 'out', 'convState', 'q'. */
   output: string;
-  /** Flat element index in the (contiguous) output. */
-  index: number;
-  /** The element's coordinates, e.g. { sequence: 2, token: 7, channel: 130 }. */
-  coords: Record<string, number>;
-  /** The arm's value and the reference's. */
-  actual: number;
-  expected: number;
-  actualBits: string;
-  expectedBits: string;
 }
 
 /**

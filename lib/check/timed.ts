@@ -40,6 +40,28 @@ function fresh<O extends { out?: unknown; inPlace?: boolean }>(opts: O): O {
   return o;
 }
 
+/**
+ * Runs the reference, then the arm, and compares them with `compare`; both results are released whatever
+ * happens (a failing arm must not leak the reference's buffers).
+ */
+async function againstReference<R extends { release(): void }, G extends { release(): void }>(
+  runReference: () => Promise<R>,
+  runArm: () => Promise<G>,
+  compare: (got: G, ref: R) => BitsCheck,
+): Promise<BitsCheck> {
+  const ref = await runReference();
+  try {
+    const got = await runArm();
+    try {
+      return compare(got, ref);
+    } finally {
+      got.release();
+    }
+  } finally {
+    ref.release();
+  }
+}
+
 /** Runs the arm of a timed op and its reference at the op's inputs and compares them bit for bit. */
 export async function checkTimedBits(source: TimedSource): Promise<BitsCheck> {
   switch (source.op) {
@@ -47,19 +69,14 @@ export async function checkTimedBits(source: TimedSource): Promise<BitsCheck> {
       const inputs = source.inputs as conv.ConvInputs;
       const opts = fresh(source.opts as conv.ConvOptions);
       const reference = referenceArm('conv').name;
-      const ref = await conv.forward(inputs, { outDtype: opts.outDtype, backend: opts.backend, arm: reference });
-      try {
-        const got = await conv.forward(inputs, opts);
-        try {
-          const arm = `${got.requested.arm}/${got.requested.mapping}`;
+      return againstReference(
+        () => conv.forward(inputs, { outDtype: opts.outDtype, backend: opts.backend, arm: reference }),
+        () => conv.forward(inputs, opts),
+        (got, ref) => {
           const planted = armByName('conv', got.requested.arm).mutant || !!opts.mutant;
-          return result(arm, reference, [['out', got.out, ref.out], ['convState', got.convState, ref.convState]], planted);
-        } finally {
-          got.release();
-        }
-      } finally {
-        ref.release();
-      }
+          return result(`${got.requested.arm}/${got.requested.mapping}`, reference, [['out', got.out, ref.out], ['convState', got.convState, ref.convState]], planted);
+        },
+      );
     }
     case 'conv-update': {
       const inputs = source.inputs as conv.ConvUpdateInputs;
@@ -67,51 +84,35 @@ export async function checkTimedBits(source: TimedSource): Promise<BitsCheck> {
       // A Tensor `out` is the initial contents of out (an input); buffers to write into are left out.
       const opts = { ...fresh(given), ...(given.out instanceof Tensor ? { out: given.out } : {}) };
       const reference = referenceArm('conv-update').name;
-      const ref = await conv.update(inputs, { ...opts, arm: reference });
-      try {
-        const got = await conv.update(inputs, opts);
-        try {
-          return result(got.arm, reference, [['out', got.out, ref.out], ['state', got.state, ref.state]], armByName('conv-update', got.arm).mutant);
-        } finally {
-          got.release();
-        }
-      } finally {
-        ref.release();
-      }
+      return againstReference(
+        () => conv.update(inputs, { ...opts, arm: reference }),
+        () => conv.update(inputs, opts),
+        (got, ref) => result(got.arm, reference, [['out', got.out, ref.out], ['state', got.state, ref.state]], armByName('conv-update', got.arm).mutant),
+      );
     }
     case 'postconv': {
       const inputs = source.inputs as postconv.PostconvInputs;
       const opts = fresh(source.opts as postconv.PostconvOptions);
       const reference = referenceArm('postconv').name;
-      const ref = await postconv.forward(inputs, { ...opts, arm: reference });
-      try {
-        const got = await postconv.forward(inputs, opts);
-        try {
-          const outs = ['q', 'k', 'v', 'g', 'beta'] as const;
-          return result(got.requested, reference, outs.map((o) => [o, got[o], ref[o]] as const), armByName('postconv', got.requested).mutant);
-        } finally {
-          got.release();
-        }
-      } finally {
-        ref.release();
-      }
+      const outs = ['q', 'k', 'v', 'g', 'beta'] as const;
+      return againstReference(
+        () => postconv.forward(inputs, { ...opts, arm: reference }),
+        () => postconv.forward(inputs, opts),
+        (got, ref) => result(got.requested, reference, outs.map((o) => [o, got[o], ref[o]] as const), armByName('postconv', got.requested).mutant),
+      );
     }
     case 'fused': {
       const inputs = source.inputs as fused.FusedInputs;
       const opts = fresh(source.opts as fused.FusedOptions);
-      const ref = await fused.chain(inputs, { ...opts, mutant: null });
-      try {
-        const got = await fused.forward(inputs, opts);
-        try {
-          const outs = ['q', 'k', 'v', 'g', 'beta', 'convState'] as const;
+      const outs = ['q', 'k', 'v', 'g', 'beta', 'convState'] as const;
+      return againstReference(
+        () => fused.chain(inputs, { ...opts, mutant: null }),
+        () => fused.forward(inputs, opts),
+        (got, ref) => {
           const planted = armByName('fused', got.requested).mutant || !!opts.mutant;
           return result(got.requested, 'conv(scalar) → post-conv(tree)', outs.map((o) => [o, got[o], ref[o]] as const), planted);
-        } finally {
-          got.release();
-        }
-      } finally {
-        ref.release();
-      }
+        },
+      );
     }
     default:
       throw new TypeError(`source.op: expected 'conv', 'conv-update', 'postconv' or 'fused', got ${String((source as TimedSource).op)}`);
