@@ -41,9 +41,7 @@ import { MIME_BUNDLE, MimeBundle, interrupted } from '../view/display';
 import { CellFormat, escapeXml, formatDuration, formatNumber, formatPercent, htmlTable, textTable } from '../view/format';
 import { progress } from '../view/progress';
 import { NoiseMetric, RatioCI, Summary, bootstrapMedianRatio, relativeNoise, summarize } from './stats';
-import type { TimedSource } from '../ops/common';
-import { BitsCheck, checkTimedBits, probeTimedArm } from '../check/timed';
-import { describeLocated } from '../check/located';
+import { describeLocated, LocatedMismatch } from './located';
 
 /** What timing needs from a backend (a real Backend, or a fake one in tests). */
 export type TimingBackend = Pick<Backend, 'kind' | 'info' | 'timeOps'>;
@@ -108,6 +106,43 @@ export interface TimingOptions {
    * ends stops within its own time limit rather than inside a timing run.
    */
   validate?: boolean;
+  /**
+   * How a case prepared by an op is checked and probed before timing. gdnlab's `timeArms` (lib/check/timed.ts)
+   * supplies it; this module sits below the ops and the checks and cannot reach them itself. A case with a
+   * source and no checker is refused rather than timed unchecked.
+   */
+  bitsChecker?: BitsChecker;
+}
+
+/**
+ * What a timed op was prepared from (conv/postconv/fused.prepareTimed, conv.prepareTimedUpdate): the op, its
+ * inputs and options, so that timeArms can check the arm's bits against the op's reference arm at the very
+ * inputs it times before timing them (lib/check/timed.ts).
+ */
+export interface TimedSource {
+  op: 'conv' | 'conv-update' | 'postconv' | 'fused';
+  inputs: unknown;
+  opts: unknown;
+}
+
+/** A timed case's bits against its op's reference, taken before it was timed. */
+export interface BitsCheck {
+  /** The arm checked, as asked for (with its mapping for conv: 'vec/exact'). */
+  arm: string;
+  /** What it was compared with: the op's reference arm ('scalar', 'tree', …) or 'conv(scalar) → post-conv(tree)'. */
+  reference: string;
+  /** Elements whose bits differ, over every output. */
+  mismatches: number;
+  /** The first of them, located in the op's coordinates. */
+  firstMismatch?: LocatedMismatch;
+  /** Wrong on purpose (a planted mutant, a PLANTED DEFECT user arm, or a `mutant` option): must differ. */
+  planted: boolean;
+}
+
+/** Checks a prepared case's bits (validate: true) or runs a cell-defined arm once (validate: false). */
+export interface BitsChecker {
+  check(source: TimedSource): Promise<BitsCheck>;
+  probe(source: TimedSource): Promise<void>;
 }
 
 export interface RunProvenance {
@@ -682,8 +717,13 @@ export async function timeArms(cases: TimingCase[], opts: TimingOptions = {}): P
       bits.push(undefined);
       continue;
     }
+    const checker = opts.bitsChecker;
+    if (!checker) {
+      throw new TypeError(`cases[${i}] ('${c.label}'): an op prepared by ${source.op}.prepareTimed is checked before it is timed, `
+        + 'and this timeArms has no bitsChecker: call gdnlab\'s timeArms (lib/check/timed.ts), which supplies it');
+    }
     try {
-      bits.push(validate ? await checkTimedBits(source) : (await probeTimedArm(source), undefined));
+      bits.push(validate ? await checker.check(source) : (await checker.probe(source), undefined));
     } catch (e) {
       const err = new Error(`cases[${i}] ('${c.label}'): ${validate ? 'checking its bits' : 'running it once'} before timing: ${(e as Error).message}`);
       (err as Error & { cause?: unknown }).cause = e;

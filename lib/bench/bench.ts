@@ -14,7 +14,8 @@ import * as postconv from '../ops/postconv';
 import * as fused from '../ops/fused';
 import { compareFused, totalMismatches, checkedFusedArms, FUSED_OUTPUTS } from '../check/fused';
 import { copyOp } from '../ops/copy';
-import { timeArms, TimingCase, TimingResult, TimingOptions } from '../analysis/timing';
+import { TimingCase, TimingResult, TimingOptions } from '../analysis/timing';
+import { timeArms } from '../check/timed';
 import { projectRoot } from '../native/gdn';
 import { revision } from '../provenance';
 import { arms, referenceArm, ArmInfo } from '../ops/arms';
@@ -231,8 +232,11 @@ export function selectArms<A extends { arm: string; mapping?: string }>(all: A[]
   return all.filter((a) => opts.arms!.some((w) => a.arm === w || label(a) === w));
 }
 
+// validate: false: each bench compares every arm with its op's reference at the shape before it times it (its
+// rows carry that count), so timeArms need not run the same comparison again; it still runs a cell-defined arm
+// once first.
 function defaultTiming(opts: BenchOptions): TimingOptions {
-  return { backend: opts.backend, mode: 'cold', warmupMs: 150, minSamples: 30, minTimeMs: 20, noiseTarget: 0.01, maxTimeMs: opts.quick ? 1500 : 2500, progress: false, ...opts.timing };
+  return { backend: opts.backend, mode: 'cold', warmupMs: 150, minSamples: 30, minTimeMs: 20, noiseTarget: 0.01, maxTimeMs: opts.quick ? 1500 : 2500, progress: false, validate: false, ...opts.timing };
 }
 
 /**

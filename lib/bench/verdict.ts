@@ -5,7 +5,8 @@
 import { Backend } from '../backend';
 import { Tensor } from '../tensor';
 import * as conv from '../ops/conv';
-import { timeArms, Comparison } from '../analysis/timing';
+import { Comparison } from '../analysis/timing';
+import { timeArms } from '../check/timed';
 
 export async function verdictSelfCheck(backend: Backend): Promise<{ same: Comparison; slower: Comparison; line: string }> {
   const C = 8192;

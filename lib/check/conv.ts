@@ -9,7 +9,7 @@ import { forwardSync, ConvArm, ConvMapping, ConvMutant, ConvResult, Schedule } f
 import { arms, referenceArm } from '../ops/arms';
 import { convReference, maxError, CONV_TOLERANCE } from '../reference/conv';
 import { checkRoundingStore, countBitMismatches } from './bits';
-import { LocatedMismatch, firstMismatch } from './located';
+import { LocatedMismatch, firstMismatch } from '../analysis/located';
 
 export interface ConvCase {
   name: string;

@@ -14,7 +14,7 @@ import { CONV_STATE_COORDINATES } from '../ops/conv';
 import { armIsMutant } from '../ops/arms';
 import { edgeTensors } from './conv';
 import { countBitMismatches } from './bits';
-import { LocatedMismatch, firstMismatch } from './located';
+import { LocatedMismatch, firstMismatch } from '../analysis/located';
 import { diff, DiffResult, DiffOptions } from '../analysis/diff';
 import { postconvCoordinates, plainCoordinates } from '../analysis/coordinates';
 

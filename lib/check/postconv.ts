@@ -11,7 +11,7 @@ import { PostconvArm, PostconvShape } from '../ops/postconv';
 import { postconvReference } from '../reference/postconv';
 import { maxError } from '../reference/conv';
 import { countBitMismatches } from './bits';
-import { LocatedMismatch, firstMismatch } from './located';
+import { LocatedMismatch, firstMismatch } from '../analysis/located';
 import { userArm } from '../arms/registry';
 
 export interface PostconvCase extends PostconvShape {

@@ -6,24 +6,13 @@
 import * as conv from '../ops/conv';
 import * as postconv from '../ops/postconv';
 import * as fused from '../ops/fused';
-import { TimedSource } from '../ops/common';
+import { BitsCheck, BitsChecker, TimedSource, TimingCase, TimingOptions, TimingResult, timeArms as timeArmsWith } from '../analysis/timing';
 import { armByName, referenceArm } from '../ops/arms';
 import { Tensor } from '../tensor';
 import { countBitMismatches } from './bits';
-import { LocatedMismatch, firstMismatch } from './located';
+import { firstMismatch } from '../analysis/located';
 
-export interface BitsCheck {
-  /** The arm checked, as asked for (with its mapping for conv: 'vec/exact'). */
-  arm: string;
-  /** What it was compared with: the op's reference arm ('scalar', 'tree', …) or 'conv(scalar) → post-conv(tree)'. */
-  reference: string;
-  /** Elements whose bits differ, over every output. */
-  mismatches: number;
-  /** The first of them, located in the op's coordinates. */
-  firstMismatch?: LocatedMismatch;
-  /** Wrong on purpose (a planted mutant, a PLANTED DEFECT user arm, or a `mutant` option): must differ. */
-  planted: boolean;
-}
+export type { BitsCheck } from '../analysis/timing';
 
 type Outputs = readonly (readonly [string, Tensor, Tensor])[];
 
@@ -132,4 +121,14 @@ export async function probeTimedArm(source: TimedSource): Promise<void> {
     const opts = fresh(source.opts as postconv.PostconvOptions);
     if (opts.arm !== undefined && armByName('postconv', opts.arm).user) (await postconv.forward(source.inputs as postconv.PostconvInputs, opts)).release();
   }
+}
+
+const OP_BITS: BitsChecker = { check: checkTimedBits, probe: probeTimedArm };
+
+/**
+ * gdnlab's timeArms: lib/analysis/timing.ts's, with every case prepared by an op checked bit for bit against
+ * the op's reference before it is timed (or, with validate: false, a cell-defined arm run once first).
+ */
+export function timeArms(cases: TimingCase[], opts: TimingOptions = {}): Promise<TimingResult> {
+  return timeArmsWith(cases, { ...opts, bitsChecker: opts.bitsChecker ?? OP_BITS });
 }

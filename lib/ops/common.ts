@@ -237,13 +237,5 @@ export function opCall<I, O, P extends { backend: Backend }, R>(spec: OpCallSpec
   };
 }
 
-/**
- * What a timed op was prepared from (conv/postconv/fused.prepareTimed, conv.prepareTimedUpdate): the op, its
- * inputs and options, so that timeArms can check the arm's bits against the op's reference arm at the very
- * inputs it times before timing them (lib/check/timed.ts).
- */
-export interface TimedSource {
-  op: 'conv' | 'conv-update' | 'postconv' | 'fused';
-  inputs: unknown;
-  opts: unknown;
-}
+// What a timed op was prepared from: defined beside timeArms, which reads it (lib/analysis/timing.ts).
+export type { TimedSource } from '../analysis/timing';

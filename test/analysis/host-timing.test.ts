@@ -5,7 +5,7 @@
 import { strict as assert } from 'assert';
 import { Tensor } from '../../lib/tensor';
 import * as conv from '../../lib/ops/conv';
-import { timeArms } from '../../lib/analysis/timing';
+import { timeArms } from '../../lib/check/timed';
 import { ARITHMETIC_VERSION } from '../../lib/provenance';
 import { verdictSelfCheck } from '../../lib/bench/verdict';
 import { openBackend } from '../backends';

@@ -8,7 +8,8 @@ import * as conv from '../../lib/ops/conv';
 import * as postconv from '../../lib/ops/postconv';
 import { copyOp } from '../../lib/ops/copy';
 import { undefineArm } from '../../lib/arms/define';
-import { timeArms, TimingOptions } from '../../lib/analysis/timing';
+import { TimingOptions, timeArms as timeArmsWithoutChecks } from '../../lib/analysis/timing';
+import { timeArms } from '../../lib/check/timed';
 import { REG16_SOURCE, REG16_RACY_SOURCE } from '../arms/sources';
 import { forEachBackend } from '../backends';
 
@@ -87,6 +88,27 @@ forEachBackend((backend, kind) => {
         assert.equal(r.cases[0].bits, undefined);
         assert.equal('bits' in r.rows()[0], false);
         await assert.rejects(timeArms([{ label: 'vec', op }], { ...QUICK, backend: backend(), validate: 'no' as never }), /validate: expected true or false, got/);
+      } finally {
+        op.release();
+      }
+    });
+
+    it('the timing layer alone refuses a prepared op rather than time it unchecked (it cannot reach the checks)', async () => {
+      const i = inputs();
+      const op = conv.prepareTimed(i, { arm: 'vec', mapping: 'exact', backend: backend() });
+      try {
+        for (const validate of [true, false]) {
+          await assert.rejects(timeArmsWithoutChecks([{ label: 'vec', op }], { ...QUICK, backend: backend(), validate }), /cases\[0\] \('vec'\): an op prepared by conv\.prepareTimed is checked before it is timed, and this timeArms has no bitsChecker/);
+        }
+        // A hand-made op has nothing to check: the timing layer times it.
+        const copy = copyOp(1 << 16, { backend: backend() });
+        try {
+          const r = await timeArmsWithoutChecks([{ label: 'copy', op: copy }], { ...QUICK, backend: backend() });
+          assert.equal(r.cases[0].bits, undefined);
+          assert.ok(r.cases[0].stats.n > 0);
+        } finally {
+          copy.release();
+        }
       } finally {
         op.release();
       }

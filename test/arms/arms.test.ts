@@ -14,7 +14,7 @@ import { checkConv, convMatrix, makeConvInputs, allArmMappings } from '../../lib
 import { checkPostconv, postconvMatrix, runPostconvDefects, OUTPUTS } from '../../lib/check/postconv';
 import { runUserConvDefects } from '../../lib/check/mutants';
 import { countBitMismatches } from '../../lib/check/bits';
-import { timeArms } from '../../lib/analysis/timing';
+import { timeArms } from '../../lib/check/timed';
 import { buildRecipe, compileModule } from '../../lib/arms/compile';
 import { inspectArm, occupancy, SM_LIMITS, parsePtxasVerbose } from '../../lib/arms/inspect';
 import { MIME_BUNDLE, hasMimeBundle } from '../../lib/view/display';

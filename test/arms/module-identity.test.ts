@@ -15,7 +15,7 @@ import { Tensor } from '../../lib/tensor';
 import * as conv from '../../lib/ops/conv';
 import { convMatrix, makeConvInputs } from '../../lib/check/conv';
 import { countBitMismatches } from '../../lib/check/bits';
-import { timeArms } from '../../lib/analysis/timing';
+import { timeArms } from '../../lib/check/timed';
 import { buildRecipe, compileModule, CompileRequest, cudaSourceDir, parseDepFile } from '../../lib/arms/compile';
 import { undefineArm } from '../../lib/arms/define';
 import { nvrtcLibrary } from '../../lib/arms/nvrtc';

@@ -5,7 +5,8 @@
 // rotateOrder also against the host backend's own timing loop.
 
 import { strict as assert } from 'assert';
-import { timeArms, TimingOptions, TimingResult } from '../../lib/analysis/timing';
+import { TimingOptions, TimingResult } from '../../lib/analysis/timing';
+import { timeArms } from '../../lib/check/timed';
 import { relativeNoise } from '../../lib/analysis/stats';
 import { diff } from '../../lib/analysis/diff';
 import { namedCoordinates } from '../../lib/analysis/coordinates';

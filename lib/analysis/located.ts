@@ -3,7 +3,7 @@
 // checkConv / checkPostconv / checkFused can be looked at without rebuilding its case by hand.
 
 import { Tensor } from '../tensor';
-import { diff, Mismatch } from '../analysis/diff';
+import { diff, Mismatch } from './diff';
 
 /** The first differing element of a check's outputs: diff's Mismatch (the arm's value is `actual`), and which output. */
 export interface LocatedMismatch extends Pick<Mismatch, 'index' | 'coords' | 'actual' | 'expected' | 'actualBits' | 'expectedBits'> {
