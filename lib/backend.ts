@@ -386,6 +386,14 @@ export function backendChoice(): string {
   return choice;
 }
 
+/**
+ * How `b` was chosen when it is the active backend (as backendChoice() says), else undefined. Opens nothing: a
+ * backend passed in explicitly is described without opening the one GDN_BACKEND names (which may not open).
+ */
+export function choiceOf(b: Backend): string | undefined {
+  return active === b && !b.closed ? choice : undefined;
+}
+
 /** Facts about the native library build. */
 export function buildInfo(): { path: string; build: string; abi: number } {
   const lib = gdnLib();

@@ -41,7 +41,7 @@ function tally(failures: { outMismatches: number; stateMismatches: number }[]): 
   };
 }
 
-export function runConvMutants(opts: { backend: Backend; quick?: boolean }): MutantOutcome[] {
+export function runConvMutants(opts: { backend: Backend }): MutantOutcome[] {
   const cases = mutantCases();
   const reference = referenceArm('conv').name;
   const outcomes: MutantOutcome[] = [];

@@ -42,7 +42,7 @@ export const checkConvCommand: Command = {
     if (!json) printConvReport(report, 'equivalence');
     if (args.flags.has('mutants')) {
       const { runConvMutants } = await import('../check/mutants');
-      const mutants = runConvMutants({ backend, quick: true });
+      const mutants = runConvMutants({ backend });
       out.mutants = mutants;
       for (const m of mutants) {
         if (!json) console.log(`${m.caught ? 'caught' : 'MISSED'} ${m.plantedDefect !== undefined ? `planted defect ${m.mutant} (${m.plantedDefect})` : `mutant ${m.mutant}`}: ${m.detail}`);

@@ -14,7 +14,7 @@ import { spawn } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { Backend, activeBackend, backendChoice } from '../backend';
+import { Backend, activeBackend, choiceOf } from '../backend';
 import { describe, dtypeSize } from '../dtype';
 import { Tensor } from '../tensor';
 import { armNames } from '../ops/arms';
@@ -411,8 +411,10 @@ export async function profile(op: ProfileOp, inputs: Record<string, unknown>, op
   const backend = opts.backend ?? activeBackend();
   const bytes = minimalBytes(op, inputs, fwd);
   const ncu = findNcu(typeof opts.ncu === 'string' ? opts.ncu : undefined);
-  // backendChoice() reads "host (GDN_BACKEND=host)": the message names the backend itself, so only the reason is kept.
-  const unavailable = unavailableReason(backend.kind, ncu, backend.kind === 'host' ? backendChoice().replace(/^host\s*\((.*)\)$/, '$1').replace(/^host$/, '') : '');
+  // The active backend's choice reads "host (GDN_BACKEND=host)": the message names the backend itself, so only the
+  // reason is kept. A backend given explicitly (--backend host) has no such reason; GDN_BACKEND is not opened for it.
+  const choice = backend.kind === 'host' ? choiceOf(backend) ?? '' : '';
+  const unavailable = unavailableReason(backend.kind, ncu, choice.replace(/^host\s*\((.*)\)$/, '$1').replace(/^host$/, ''));
   const info = backend.info();
   const device = backend.kind === 'cuda' ? `${info.name}, sm_${info.smMajor}${info.smMinor}` : info.name || 'CPU';
   const copyGBs = opts.copy === false ? null : await measureCopy(bytes, backend);
