@@ -3,7 +3,7 @@
 // crash that happens to throw too, must not pass for the right refusal).
 
 import { strict as assert } from 'assert';
-import { convCoordinates, plainCoordinates, postconvCoordinates } from '../../lib/analysis/coordinates';
+import { convCoordinates, namedCoordinates, plainCoordinates, postconvCoordinates } from '../../lib/analysis/coordinates';
 
 /** Asserts fn throws a RangeError with exactly this message. */
 function refuses(fn: () => unknown, message: string): void {
@@ -121,5 +121,31 @@ describe('coordinates: post-conv options and layouts', () => {
     refuses(() => postconvCoordinates().check([6]), 'coordinates: post-conv coordinates need [T, H, D] or [T, H·D], got shape [6]');
     refuses(() => postconvCoordinates({ heads: 2 }).check([6]), 'coordinates: post-conv coordinates need [T, H, D] or [T, H·D], got shape [6]');
     refuses(() => postconvCoordinates({ dim: 2 }).check([2, 2, 2, 2]), 'coordinates: post-conv coordinates need [T, H, D] or [T, H·D], got shape [2,2,2,2]');
+  });
+});
+
+describe('coordinates: named dimensions (namedCoordinates)', () => {
+  it('names each dimension, maps 2-D as is and higher ranks as first × the rest, indexes like plain', () => {
+    const state = namedCoordinates('conv state', ['sequence', 'channel', 'tap']);
+    assert.equal(state.kind, 'conv state (sequence, channel, tap)');
+    const names = state.names([2, 3, 4]);
+    assert.deepEqual(names, ['sequence', 'channel', 'tap']);
+    names.push('changed');
+    assert.deepEqual(state.names([2, 3, 4]), ['sequence', 'channel', 'tap']);
+    assert.deepEqual(state.mapAxes([2, 3, 4]), ['sequence', 'channel·tap']);
+    assert.deepEqual(namedCoordinates('g', ['token', 'head']).mapAxes([5, 2]), ['token', 'head']);
+    assert.deepEqual(state.at(5, [2, 3, 4]), plainCoordinates().at(5, [2, 3, 4]));
+    state.check([2, 3, 4]);
+  });
+
+  it('refuses a shape of another rank, and bad kinds and names', () => {
+    refuses(() => namedCoordinates('g', ['token', 'head']).check([2, 3, 4]), 'coordinates: g has 2 dimensions (token, head), got shape [2,3,4]');
+    refuses(() => namedCoordinates('g', ['token', 'head']).check([6]), 'coordinates: g has 2 dimensions (token, head), got shape [6]');
+    for (const bad of [[], ['a', ''], ['a', 3], 'ab']) {
+      assert.throws(() => namedCoordinates('g', bad as string[]), (e: unknown) => e instanceof TypeError && /^names: expected a non-empty array of dimension names/.test(e.message), JSON.stringify(bad));
+    }
+    for (const kind of ['', 5, undefined]) {
+      assert.throws(() => namedCoordinates(kind as string, ['a']), (e: unknown) => e instanceof TypeError && /^kind: expected a non-empty string/.test(e.message), String(kind));
+    }
   });
 });
