@@ -11,6 +11,12 @@
 //   over    CUDA: wall median − kernel median; host: the median over calls of (wall − that call's kernel),
 //           since a host kernel's own time varies by more than the overhead between calls on a shared
 //           machine (CHANGELOG 2026-12-04, f3bf26d): the per-op overhead that issue 10 bounds by 15 µs.
+//   where   the same calls again with phase marks on (markCalls, lib/ops/common.ts), in batches alternating
+//           with the plain ones: each marked call's time beyond its kernel split at the marks into the call
+//           site, prepare, encode, the native call beyond the kernel, finish and release (OverheadBreakdown);
+//           the native part split further by a trivial koffi call's cost (gdn_abi_version) timed in the same
+//           batches, the rest of it (libgdn's planning and validation, koffi's marshalling) by subtraction.
+//           The plain calls, not the marked ones, give `over`.
 // Before any timing, every op case's outputs are compared bit for bit with the reference arm's at
 // the same shape (a benchmark validates before it times).
 
@@ -21,6 +27,40 @@ import { Tensor } from '../tensor';
 import { revision } from '../provenance';
 import { summarize } from '../analysis/stats';
 import { countDifferingWords } from '../check/bits';
+import { CALL_MARK, CALL_MARK_SLOTS, markCalls } from '../ops/common';
+
+/** One part of a call's time beyond its kernel (µs, mean over the marked calls kept). */
+export interface OverheadPart {
+  /** A stable key: see BREAKDOWN_PARTS. */
+  part: (typeof BREAKDOWN_PARTS)[number];
+  us: number;
+  /** 'measured': between two marks of the call (or a call of its own); 'by subtraction': what is left of a measured part. */
+  how: 'measured' | 'by subtraction';
+}
+
+/**
+ * The parts, in call order. callSite: from the bench's clock read to the op's entry (the case's own argument
+ * objects); prepare: TypeScript argument checks, staging, the args object; encode: the args struct into its
+ * bytes; koffiFixed: a trivial koffi call (gdn_abi_version, no arguments), timed apart in the same batches;
+ * nativeRest: the native call minus its kernel minus koffiFixed — libgdn's planning and validation and koffi's
+ * marshalling of the arguments (by subtraction); finish: the status check and the result's tensors; release:
+ * the case's release() of the result, back to the bench's clock read.
+ */
+export const BREAKDOWN_PARTS = ['callSite', 'prepare', 'encode', 'koffiFixed', 'nativeRest', 'finish', 'release'] as const;
+
+/**
+ * Where a call's time beyond its kernel goes. The parts are means over the marked calls whose time beyond
+ * the kernel lies within that time's [p10, p90] (spikes dropped alike from every part), so that they add up
+ * to `totalUs`, the same mean of the calls' whole time beyond the kernel: means add, medians do not.
+ * `totalUs` is read beside `over` (the median of unmarked calls): it carries the marks' own clock reads.
+ */
+export interface OverheadBreakdown {
+  /** Marked calls timed, and those kept (within [p10, p90]). */
+  calls: number;
+  kept: number;
+  totalUs: number;
+  parts: OverheadPart[];
+}
 
 export interface OverheadRow {
   op: string;
@@ -37,6 +77,8 @@ export interface OverheadRow {
   method?: 'medians' | 'per-call';
   /** True when overheadUs ≤ the target; null without a kernel time. */
   meetsTarget: boolean | null;
+  /** Where the time beyond the kernel goes (absent without a kernel time or for a call that is not one synchronous op). */
+  breakdown?: OverheadBreakdown;
   note?: string;
 }
 
@@ -76,11 +118,6 @@ export interface OverheadOptions {
   log?: (line: string) => void;
 }
 
-/**
- * Times a case, µs per sample. CUDA: batches that alternate gdn_time_ops rounds of the planned op with the same
- * number of timed TypeScript calls, so that load on a shared machine shifts both alike. Host: each call's wall
- * time and the time of the kernel replayed inside it (gdn_last_kernel_ns), and their difference per call.
- */
 /** One timed call as a user makes it (µs, performance.now() around it, awaited when it returns a promise). */
 async function wallOfCall(c: OverheadCase): Promise<number> {
   const t0 = performance.now();
@@ -89,29 +126,126 @@ async function wallOfCall(c: OverheadCase): Promise<number> {
   return (performance.now() - t0) * 1000;
 }
 
-async function sampleCase(backend: Backend, c: OverheadCase, n: number): Promise<{ kernel: number[]; wall: number[]; perCall: boolean }> {
+/** Per-call samples of a case's marked calls: the phase times (µs) and the kernel each call ran. */
+export interface MarkedSamples {
+  callSite: number[];
+  prepare: number[];
+  encode: number[];
+  native: number[];
+  finish: number[];
+  release: number[];
+  /** The kernel inside each marked call (host: its own; CUDA: null, the case's kernel median is used). */
+  kernel: (number | null)[];
+  /** False once a call left no single op's marks (an async call, a case that is not one op call). */
+  ok: boolean;
+}
+
+const marks = new Float64Array(CALL_MARK_SLOTS);
+
+/** One call with phase marks on; its phases are pushed on `s` (or s.ok cleared when it was not one marked op call). */
+async function markedCall(backend: Backend, c: OverheadCase, s: MarkedSamples): Promise<void> {
+  marks.fill(Number.NaN);
+  marks[CALL_MARK.entries] = 0;
+  markCalls(marks);
+  let t0: number, t1: number;
+  try {
+    t0 = performance.now();
+    const r = c.call();
+    if (r) await r;
+    t1 = performance.now();
+  } finally {
+    markCalls(null);
+  }
+  if (marks[CALL_MARK.entries] !== 1 || marks.some((v) => Number.isNaN(v))) {
+    s.ok = false;
+    return;
+  }
+  const us = (a: number, b: number) => (b - a) * 1000;
+  s.callSite.push(us(t0, marks[CALL_MARK.entered]));
+  s.prepare.push(us(marks[CALL_MARK.entered], marks[CALL_MARK.prepared]));
+  s.encode.push(us(marks[CALL_MARK.prepared], marks[CALL_MARK.encoded]));
+  s.native.push(us(marks[CALL_MARK.encoded], marks[CALL_MARK.returned]));
+  s.finish.push(us(marks[CALL_MARK.returned], marks[CALL_MARK.finished]));
+  s.release.push(us(marks[CALL_MARK.finished], t1));
+  s.kernel.push(backend.kind === 'host' ? backend.lastKernelUs() : null);
+}
+
+/** koffi's fixed cost of one call (µs): gdn_abi_version, no arguments, timed over a loop (one clock read is too coarse). */
+function koffiFixedSample(backend: Backend, loop = 200): number {
+  const f = backend.lib.abiVersion;
+  const t0 = performance.now();
+  for (let i = 0; i < loop; i++) f();
+  return ((performance.now() - t0) * 1000) / loop;
+}
+
+/**
+ * Times a case, µs per sample. CUDA: batches that alternate gdn_time_ops rounds of the planned op with the same
+ * number of timed TypeScript calls, so that load on a shared machine shifts both alike. Host: each call's wall
+ * time and the time of the kernel replayed inside it (gdn_last_kernel_ns), and their difference per call. On
+ * both, each batch then runs the same number of marked calls and a few trivial koffi calls (the breakdown).
+ */
+async function sampleCase(backend: Backend, c: OverheadCase, n: number): Promise<{ kernel: number[]; wall: number[]; perCall: boolean; marked: MarkedSamples; koffi: number[] }> {
   const batches = 10;
   const per = Math.max(5, Math.ceil(n / batches));
   const kernel: number[] = [];
   const wall: number[] = [];
+  const marked: MarkedSamples = { callSite: [], prepare: [], encode: [], native: [], finish: [], release: [], kernel: [], ok: !!c.kernel };
+  const koffi: number[] = [];
+  const breakdownBatch = async () => {
+    if (!marked.ok) return;
+    for (let i = 0; i < per && marked.ok; i++) await markedCall(backend, c, marked);
+    for (let i = 0; i < 5; i++) koffi.push(koffiFixedSample(backend));
+  };
   // Warm-up: caches, the buffer cache's segments, JIT.
   for (let i = 0; i < Math.max(20, per); i++) await c.call();
   if (c.kernel && backend.kind === 'host') {
     // The host runs the kernel inside the call: its own time is read after each call (kernel[i] belongs to wall[i]).
-    for (let i = 0; i < batches * per; i++) {
-      wall.push(await wallOfCall(c));
-      const k = backend.lastKernelUs() ?? Number.NaN;
-      if (!(k > 0)) throw new Error(`bench overhead: ${c.op} (${c.variant}) ran no host kernel in its call (gdn_last_kernel_ns = ${k}); it cannot be timed call by call`);
-      kernel.push(k);
+    for (let bi = 0; bi < batches; bi++) {
+      for (let i = 0; i < per; i++) {
+        wall.push(await wallOfCall(c));
+        const k = backend.lastKernelUs() ?? Number.NaN;
+        if (!(k > 0)) throw new Error(`bench overhead: ${c.op} (${c.variant}) ran no host kernel in its call (gdn_last_kernel_ns = ${k}); it cannot be timed call by call`);
+        kernel.push(k);
+      }
+      await breakdownBatch();
     }
-    return { kernel, wall, perCall: true };
+    return { kernel, wall, perCall: true, marked, koffi };
   }
   if (c.kernel) await backend.timeOps([c.kernel], { rounds: Math.max(5, Math.floor(per / 4)), flushL2: false });
   for (let bi = 0; bi < batches; bi++) {
     if (c.kernel) kernel.push(...(await backend.timeOps([c.kernel], { rounds: per, flushL2: false })));
     for (let i = 0; i < per; i++) wall.push(await wallOfCall(c));
+    await breakdownBatch();
   }
-  return { kernel, wall, perCall: false };
+  return { kernel, wall, perCall: false, marked, koffi };
+}
+
+/**
+ * The breakdown of a case's marked calls (OverheadBreakdown): each call's time beyond its kernel (host: the
+ * call's own kernel; CUDA: the kernel median `kernelUs`) is the sum of its phases minus that kernel; the calls
+ * within [p10, p90] of it are kept and every part averaged over them.
+ */
+export function breakdownOf(m: MarkedSamples, kernelUs: number, koffi: number[]): OverheadBreakdown | undefined {
+  const n = m.native.length;
+  if (!m.ok || n === 0 || koffi.length === 0) return undefined;
+  const k = (i: number) => m.kernel[i] ?? kernelUs;
+  const beyond = (i: number) => m.callSite[i] + m.prepare[i] + m.encode[i] + (m.native[i] - k(i)) + m.finish[i] + m.release[i];
+  const all = Array.from({ length: n }, (_, i) => beyond(i));
+  const s = summarize(all);
+  const keep = all.map((_, i) => i).filter((i) => all[i] >= s.p10 && all[i] <= s.p90);
+  const mean = (f: (i: number) => number) => keep.reduce((a, i) => a + f(i), 0) / keep.length;
+  const koffiFixed = summarize(koffi).median;
+  const nativeBeyond = mean((i) => m.native[i] - k(i));
+  const parts: OverheadPart[] = [
+    { part: 'callSite', us: mean((i) => m.callSite[i]), how: 'measured' },
+    { part: 'prepare', us: mean((i) => m.prepare[i]), how: 'measured' },
+    { part: 'encode', us: mean((i) => m.encode[i]), how: 'measured' },
+    { part: 'koffiFixed', us: koffiFixed, how: 'measured' },
+    { part: 'nativeRest', us: nativeBeyond - koffiFixed, how: 'by subtraction' },
+    { part: 'finish', us: mean((i) => m.finish[i]), how: 'measured' },
+    { part: 'release', us: mean((i) => m.release[i]), how: 'measured' },
+  ];
+  return { calls: n, kept: keep.length, totalUs: mean(beyond), parts };
 }
 
 export async function timeOverheadCases(cases: OverheadCase[], opts: OverheadOptions): Promise<OverheadRow[]> {
@@ -124,6 +258,7 @@ export async function timeOverheadCases(cases: OverheadCase[], opts: OverheadOpt
     const wall = summarize(s.wall);
     const overheadUs =
       kernelUs === null ? null : s.perCall ? summarize(s.wall.map((w, i) => w - s.kernel[i])).median : wall.median - kernelUs;
+    const breakdown = kernelUs === null ? undefined : breakdownOf(s.marked, kernelUs, s.koffi);
     rows.push({
       op: c.op,
       variant: c.variant,
@@ -135,6 +270,7 @@ export async function timeOverheadCases(cases: OverheadCase[], opts: OverheadOpt
       overheadUs,
       ...(kernelUs === null ? {} : { method: s.perCall ? ('per-call' as const) : ('medians' as const) }),
       meetsTarget: overheadUs === null ? null : overheadUs <= OVERHEAD_TARGET_US,
+      ...(breakdown ? { breakdown } : {}),
       note: c.note,
     });
   }
@@ -188,6 +324,21 @@ export function overheadMarkdown(r: OverheadReport, command: string): string {
   for (const x of r.rows) {
     const ok = x.meetsTarget === null ? '' : x.meetsTarget ? 'yes' : 'NO';
     lines.push(`| ${x.op} | ${x.variant} | ${f(x.kernelUs)} | ${f(x.wallUs)} | ${f(x.wallP10Us)} | ${f(x.wallP90Us)} | ${x.n} | ${f(x.overheadUs)} | ${ok} | ${x.note ?? ''} |`);
+  }
+  const withParts = r.rows.filter((x) => x.breakdown);
+  if (withParts.length > 0) {
+    const head = BREAKDOWN_PARTS.map((p) => `${p}${withParts[0].breakdown?.parts.find((q) => q.part === p)?.how === 'by subtraction' ? ' (by subtraction)' : ''} µs`);
+    lines.push(
+      '',
+      `Where the time beyond the kernel goes: the same calls with phase marks on (markCalls), in batches alternating with the calls above; each part is a mean over the marked calls within [p10, p90] of their time beyond the kernel, and the parts add up to **marked µs** (that mean; read it beside over µs, the median of unmarked calls). koffiFixed = one gdn_abi_version call through koffi (no arguments), timed in the same batches; nativeRest = the native call − its kernel − koffiFixed: libgdn's planning and validation and koffi's marshalling of the arguments, by subtraction.`,
+      '',
+      `| op | variant | over µs | marked µs | ${head.join(' | ')} | kept/calls |`,
+      `|---|---|---:|---:|${BREAKDOWN_PARTS.map(() => '---:').join('|')}|---:|`,
+    );
+    for (const x of withParts) {
+      const b = x.breakdown as OverheadBreakdown;
+      lines.push(`| ${x.op} | ${x.variant} | ${f(x.overheadUs)} | ${f(b.totalUs)} | ${BREAKDOWN_PARTS.map((p) => f(b.parts.find((q) => q.part === p)?.us ?? null, 2)).join(' | ')} | ${b.kept}/${b.calls} |`);
+    }
   }
   const c = r.cache;
   lines.push('', `Buffer cache after the run: ${(c.reservedBytes / 2 ** 20).toFixed(1)} MiB reserved in ${c.segments} segments, ${(c.cachedBytes / 2 ** 20).toFixed(1)} MiB cached, ${c.allocCalls} allocations of which ${c.segmentMaps} took a new segment.`);

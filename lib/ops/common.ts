@@ -201,6 +201,27 @@ export interface OpCallSpec<I, O, P extends { backend: Backend }, R> {
 }
 
 /**
+ * Slots of the phase marks a synchronous op call writes while marking is on (markCalls): performance.now()
+ * at entry, after prepare (argument checks, staging, the args object), after encoding the args struct,
+ * when the native call returns, and after the result is built; `entries` counts the calls that wrote
+ * them, so that a caller can tell one call's marks from those of an op that calls another.
+ */
+export const CALL_MARK = { entered: 0, prepared: 1, encoded: 2, returned: 3, finished: 4, entries: 5 } as const;
+export const CALL_MARK_SLOTS = 6;
+
+let callMarks: Float64Array | null = null;
+
+/**
+ * Turns phase marking of synchronous op calls on (an array of CALL_MARK_SLOTS, written in place) or off
+ * (null). Only `bench overhead` turns it on, to say where a call's time beyond its kernel goes
+ * (docs/BENCHMARKS.md, "Per-op overhead"); off, each call pays one null test per phase.
+ */
+export function markCalls(marks: Float64Array | null): void {
+  if (marks && marks.length < CALL_MARK_SLOTS) throw new RangeError(`markCalls: expected ${CALL_MARK_SLOTS} slots, got ${marks.length}`);
+  callMarks = marks;
+}
+
+/**
  * An op's two calls from one description: `forward` (async, on libgdn's worker thread) and `forwardSync`
  * (on the calling thread, for tight loops). Both prepare, call and clean up in the same order, so an op
  * cannot differ between its two forms.
@@ -223,16 +244,27 @@ export function opCall<I, O, P extends { backend: Backend }, R>(spec: OpCallSpec
       return spec.finish(p, args);
     },
     forwardSync(inputs, opts) {
+      const m = callMarks;
+      if (m) {
+        m[CALL_MARK.entered] = performance.now();
+        m[CALL_MARK.entries]++;
+      }
       const p = spec.prepare(inputs, opts, 'scratch');
+      if (m) m[CALL_MARK.prepared] = performance.now();
       let args: unknown[];
       try {
         args = spec.args(p, 'scratch');
-        p.backend.check(spec.entry(p.backend.lib)(p.backend.native, ...args) as number, spec.what);
+        if (m) m[CALL_MARK.encoded] = performance.now();
+        const status = spec.entry(p.backend.lib)(p.backend.native, ...args) as number;
+        if (m) m[CALL_MARK.returned] = performance.now();
+        p.backend.check(status, spec.what);
       } catch (e) {
         spec.abandon(p);
         throw e;
       }
-      return spec.finish(p, args);
+      const r = spec.finish(p, args);
+      if (m) m[CALL_MARK.finished] = performance.now();
+      return r;
     },
   };
 }
