@@ -68,6 +68,8 @@ export class KernelClient {
   private waiters: (() => void)[] = [];
   private exited: Promise<number | null>;
   exitCode: number | null | undefined = undefined;
+  /** The signal that ended the kernel, when one did (exitCode is then null). */
+  exitSignal: NodeJS.Signals | null = null;
 
   private constructor(
     readonly proc: ChildProcess,
@@ -80,7 +82,8 @@ export class KernelClient {
     this.signer = new Signer(connection.signature_scheme, connection.key);
     proc.stderr!.on('data', (d: Buffer) => this.stderrChunks.push(d.toString()));
     proc.stdout!.on('data', (d: Buffer) => this.stderrChunks.push(d.toString()));
-    this.exited = new Promise((resolve) => proc.once('exit', (code) => {
+    this.exited = new Promise((resolve) => proc.once('exit', (code, signal) => {
+      this.exitSignal = signal;
       this.exitCode = code;
       this.notify();
       resolve(code);

@@ -39,7 +39,8 @@ describe('kernel shutdown and restart', function () {
     await k.execute('setInterval(() => console.log("tick"), 20); "ticking"');
     const id = k.send('shell', 'shutdown_request', { restart: false });
     assert.deepStrictEqual((await k.reply(id)).content, { status: 'ok', restart: false });
-    assert.strictEqual(await k.waitExit(), 0);
+    // On failure, say how it ended: a signal (an abort in teardown) and the kernel's own output.
+    assert.strictEqual(await k.waitExit(), 0, `the kernel ended with ${k.exitSignal ?? `code ${k.exitCode}`}; its output:\n${k.stderr.slice(-3000)}`);
     assert.ok(k.messagesOf(id).some((m) => m.header.msg_type === 'status' && m.content.execution_state === 'idle'));
     assert.doesNotMatch(k.stderr, /terminate called|Napi::Error/);
     assert.ok(k.iopubLog.every((m) => typeof (m.parentHeader as Header) === 'object'));
