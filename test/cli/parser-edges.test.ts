@@ -8,8 +8,9 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { Command, Parsed, UsageError, commandUsage, flagSynopsis, orList, parseCommandLine, synopsis, wantsHelp } from '../../lib/cli/args';
-import { exitAfterDrain, globalUsage, main } from '../../lib/cli';
+import { exitAfterDrain, globalUsage } from '../../lib/cli';
 import { COMMANDS } from '../../lib/cli/registry';
+import { inProcess } from './in-process';
 import { activeBackend } from '../../lib/backend';
 import { defineArms, pickBackend, progressLine, writeOut } from '../../lib/cli/common';
 
@@ -36,21 +37,6 @@ const BARE: Command = { words: ['bare'], summary: 'no flags, no operands', flags
 const usageError = (re: RegExp) => (e: unknown) => e instanceof UsageError && re.test(e.message);
 const parse = (argv: string[], c: Command = TOY) => parseCommandLine(c, argv);
 
-/** Runs main() with console.log / console.error captured. */
-async function inProcess(args: string[]): Promise<{ status: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const { log, error } = console;
-  console.log = (...a: unknown[]) => void out.push(a.join(' '));
-  console.error = (...a: unknown[]) => void err.push(a.join(' '));
-  try {
-    const status = await main(args);
-    return { status, out: out.join('\n'), err: err.join('\n') };
-  } finally {
-    console.log = log;
-    console.error = error;
-  }
-}
 
 /** Runs `body` with extra commands in the registry (the array is a plain one at run time). */
 async function withCommands<T>(extra: Command[], body: () => Promise<T>): Promise<T> {

@@ -7,8 +7,8 @@ import { strict as assert } from 'assert';
 import { spawnSync } from 'child_process';
 import * as path from 'path';
 import { projectRoot } from '../../lib/paths';
-import { main } from '../../lib/cli';
 import { COMMANDS } from '../../lib/cli/registry';
+import { inProcess } from './in-process';
 import { Command, Flag, commandName, flagSynopsis, parseCommandLine, UsageError } from '../../lib/cli/args';
 
 function gdnlab(args: string[]) {
@@ -18,22 +18,6 @@ function gdnlab(args: string[]) {
   return { status: r.status, out: r.stdout, err: r.stderr };
 }
 
-/** Runs main() in this process with console output captured (for mistakes caught before any command runs). */
-async function inProcess(args: string[]): Promise<{ status: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const log = console.log;
-  const error = console.error;
-  console.log = (...a: unknown[]) => void out.push(a.join(' '));
-  console.error = (...a: unknown[]) => void err.push(a.join(' '));
-  try {
-    const status = await main(args);
-    return { status, out: out.join('\n'), err: err.join('\n') };
-  } finally {
-    console.log = log;
-    console.error = error;
-  }
-}
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
