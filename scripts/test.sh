@@ -35,7 +35,7 @@ mocha_status=$?
 set -e
 
 if [ -s "$summary_file" ]; then
-  # The slowest test files first (CI's 20-minute budget), then the counts.
+  # The slowest test files first (CI's 15-minute budget), then the counts.
   node -e '
     const s = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
     const total = (s.durationMs / 1000).toFixed(0);
