@@ -38,7 +38,7 @@ export { convCoordinates, postconvCoordinates, plainCoordinates, namedCoordinate
 export { timeArms } from './check/timed';
 export { compare, TimingResult, TimingCase, TimingOptions, CaseTiming, Comparison, Verdict, TimingAborted } from './analysis/timing';
 export { summarize, bootstrapMedianRatio } from './analysis/stats';
-export { plotTiming, plotUlpHistogram, plotMismatchMap, standaloneHtml, Figure } from './view/plot';
+export { plotTiming, plotUlpHistogram, plotMismatchMap, standaloneHtml, Figure } from './analysis/plot';
 export { table, renderTable } from './view/table';
 export { progress } from './view/progress';
 export { display, inKernel } from './view/display';
@@ -60,7 +60,7 @@ export { MismatchMap } from './analysis/mismatch-map';
 export { FLOAT_FORMATS, FloatDType, ulpDistance, orderedKey } from './analysis/floatbits';
 export * as stats from './analysis/stats';
 export { CompareOptions, StopReason, RunProvenance, MIN_COMPARE_SAMPLES } from './analysis/timing';
-export { PLOTLY_MIME, TimingPlotOptions, UlpHistogramPlotOptions, HeatmapPlotOptions, StandaloneOptions } from './view/plot';
+export { PLOTLY_MIME, TimingPlotOptions, UlpHistogramPlotOptions, HeatmapPlotOptions, StandaloneOptions } from './analysis/plot';
 export { renderSvg } from './view/svg';
 export { toDataFrame, TableOptions } from './view/table';
 export { Progress, ProgressOptions } from './view/progress';

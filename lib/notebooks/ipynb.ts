@@ -122,7 +122,7 @@ export function hasMime(out: Output, mime: string): boolean {
 
 /**
  * The figures of a notebook, per cell with a plotly output: a figure is ONE output carrying the
- * plotly JSON, a PNG (shown untrusted) and an SVG (lib/view/plot.ts), never a second image output.
+ * plotly JSON, a PNG (shown untrusted) and an SVG (lib/analysis/plot.ts), never a second image output.
  */
 export interface PlotCheck {
   cell: number;

@@ -30,7 +30,7 @@ import { timeArms } from '../analysis/timing';
 import { MIME_BUNDLE, MimeBundle, display, inKernel } from '../view/display';
 import { renderTable } from '../view/table';
 import { escapeXml } from '../view/format';
-import { Figure } from '../view/plot';
+import { Figure } from '../analysis/plot';
 import { PROFILE_OPS, ProfileJob, ProfileOp, writeInputs } from './job';
 import { metricList, ncuImportArgs, ncuRecordArgs } from './metrics';
 import { parseNcuCsv } from './ncu-csv';

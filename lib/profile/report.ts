@@ -3,7 +3,7 @@
 
 import { NcuKernel, NcuReport, metricValue } from './ncu-csv';
 import { ARM_KERNEL_REGEX, METRICS, MetricKey, OCCUPANCY_LIMITS, STALL_REASONS, stallMetric } from './metrics';
-import { Figure } from '../view/plot';
+import { Figure } from '../analysis/plot';
 import { BarTrace } from '../view/figure';
 
 /** One launch the child process made: which arm was asked for, what ran, and how much it wrote. */

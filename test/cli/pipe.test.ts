@@ -9,7 +9,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { projectRoot } from '../../lib/paths';
-import { plotTiming } from '../../lib/view/plot';
+import { plotTiming } from '../../lib/analysis/plot';
 import { renderTable } from '../../lib/view/table';
 import { PLOTLY_MIME } from '../../lib/notebooks/ipynb';
 

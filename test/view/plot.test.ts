@@ -8,7 +8,7 @@ import { diff } from '../../lib/analysis/diff';
 import { convCoordinates } from '../../lib/analysis/coordinates';
 import { timeArms } from '../../lib/analysis/timing';
 import { MismatchMap } from '../../lib/analysis/mismatch-map';
-import { Figure, PLOTLY_MIME, capSamples, coarsenMap, plotMismatchMap, plotTiming, plotUlpHistogram, plotlyBundlePath, standaloneHtml } from '../../lib/view/plot';
+import { Figure, PLOTLY_MIME, capSamples, coarsenMap, plotMismatchMap, plotTiming, plotUlpHistogram, plotlyBundlePath, standaloneHtml } from '../../lib/analysis/plot';
 import { MIME_BUNDLE } from '../../lib/view/display';
 import { FakeTimingBackend, fakeOp } from '../analysis/fake-backend';
 import { withKernel } from './fake-kernel';

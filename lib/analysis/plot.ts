@@ -16,17 +16,17 @@
 
 import * as fs from 'fs';
 import { describe } from '../dtype';
-import type { CaseTiming, TimingResult } from '../analysis/timing';
-import type { DiffResult } from '../analysis/diff';
-import type { MismatchMap } from '../analysis/mismatch-map';
-import type { UlpHistogram } from '../analysis/ulp-histogram';
-import { histogramCategories } from '../analysis/ulp-histogram';
-import { quantileSorted, sorted, summarize } from '../analysis/stats';
-import { MIME_BUNDLE, MimeBundle, display, inKernel } from './display';
-import { escapeXml, formatPercent, formatValue, roundSig } from './format';
-import { BarTrace, BoxTrace, HeatmapTrace, Layout, PlotlySpec, ScatterTrace, Trace, ViolinTrace, paletteColor, withAlpha } from './figure';
-import { renderSvg } from './svg';
-import { pngUnavailable, svgToPng } from './png';
+import type { CaseTiming, TimingResult } from './timing';
+import type { DiffResult } from './diff';
+import type { MismatchMap } from './mismatch-map';
+import type { UlpHistogram } from './ulp-histogram';
+import { histogramCategories } from './ulp-histogram';
+import { quantileSorted, sorted, summarize } from './stats';
+import { MIME_BUNDLE, MimeBundle, display, inKernel } from '../view/display';
+import { escapeXml, formatPercent, formatValue, roundSig } from '../view/format';
+import { BarTrace, BoxTrace, HeatmapTrace, Layout, PlotlySpec, ScatterTrace, Trace, ViolinTrace, paletteColor, withAlpha } from '../view/figure';
+import { renderSvg } from '../view/svg';
+import { pngUnavailable, svgToPng } from '../view/png';
 
 export const PLOTLY_MIME = 'application/vnd.plotly.v1+json';
 
