@@ -4,12 +4,12 @@
 // notebooks/, so the kernel runs in notebooks/ as it does for a notebook opened in the UI.
 
 import assert from 'assert';
-import { ChildProcess, spawn } from 'child_process';
-import { randomBytes } from 'crypto';
+import { ChildProcess } from 'child_process';
 import path from 'path';
 import { KernelManager, KernelMessage, ServerConnection, Session, SessionManager } from '@jupyterlab/services';
-import { FIXTURE_PACKAGE, freePorts, PROJECT_ROOT } from './kernel-client';
-import { installKernel, jupyterPython, jupyterSandbox, JupyterSandbox } from './python-env';
+import { FIXTURE_PACKAGE, PROJECT_ROOT } from './kernel-client';
+import { startJupyterServer } from './jupyter-server';
+import { installKernel, jupyterSandbox, JupyterSandbox } from './python-env';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -33,7 +33,7 @@ describe('kernel end to end through jupyter server and @jupyterlab/services', fu
   this.timeout(120000);
   let sandbox: JupyterSandbox;
   let server: ChildProcess | undefined;
-  let serverLog = '';
+  let serverLog: () => string = () => '';
   let settings: ServerConnection.ISettings;
   let kernelManager: KernelManager;
   let sessionManager: SessionManager;
@@ -60,31 +60,10 @@ describe('kernel end to end through jupyter server and @jupyterlab/services', fu
   before(async function () {
     sandbox = jupyterSandbox();
     installKernel(sandbox, ['--env', `GDNLAB_PACKAGE_ROOT=${FIXTURE_PACKAGE}`]);
-    const [port] = await freePorts(1);
-    const token = randomBytes(16).toString('hex');
-    const args = [
-      '-m', 'jupyter', 'server', '--no-browser',
-      '--ServerApp.ip=127.0.0.1', `--ServerApp.port=${port}`, '--ServerApp.port_retries=0',
-      `--IdentityProvider.token=${token}`, `--ServerApp.root_dir=${PROJECT_ROOT}`,
-    ];
-    if (typeof process.getuid === 'function' && process.getuid() === 0) args.push('--allow-root');
-    server = spawn(jupyterPython(), args, { env: sandbox.env, cwd: sandbox.root, stdio: ['ignore', 'pipe', 'pipe'] });
-    server.stdout!.on('data', (d) => (serverLog += d));
-    server.stderr!.on('data', (d) => (serverLog += d));
-    const base = `http://127.0.0.1:${port}/`;
-    const deadline = Date.now() + 60000;
-    for (;;) {
-      if (server.exitCode !== null) throw new Error(`jupyter server exited with ${server.exitCode}:\n${serverLog}`);
-      try {
-        const res = await fetch(`${base}api/status`, { headers: { Authorization: `token ${token}` } });
-        if (res.ok) break;
-      } catch {
-        // not listening yet
-      }
-      if (Date.now() > deadline) throw new Error(`jupyter server did not start within 60 s:\n${serverLog}`);
-      await sleep(250);
-    }
-    settings = ServerConnection.makeSettings({ baseUrl: base, wsUrl: `ws://127.0.0.1:${port}/`, token, appendToken: true, init: {} });
+    const started = await startJupyterServer(sandbox);
+    server = started.server;
+    serverLog = started.log;
+    settings = started.settings;
     kernelManager = new KernelManager({ serverSettings: settings });
     sessionManager = new SessionManager({ kernelManager, serverSettings: settings });
     await sessionManager.ready;
@@ -203,6 +182,6 @@ describe('kernel end to end through jupyter server and @jupyterlab/services', fu
     assert.strictEqual(res.data['text/plain'], "'undefined'");
     const again = await run("import * as gdn from 'gdnlab';\ngdn.add(40, 2)");
     assert.strictEqual((outputsOf(again.iopub, 'execute_result')[0].content as KernelMessage.IExecuteResultMsg['content']).data['text/plain'], '42');
-    assert.doesNotMatch(serverLog, /terminate called|Napi::Error/);
+    assert.doesNotMatch(serverLog(), /terminate called|Napi::Error/);
   });
 });

@@ -5,14 +5,14 @@
 // working; an interrupt during a user-arm call ends that cell with KeyboardInterrupt and the next call works.
 
 import assert from 'assert';
-import { ChildProcess, spawn } from 'child_process';
-import { randomBytes } from 'crypto';
+import { ChildProcess } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { KernelManager, KernelMessage, ServerConnection, Session, SessionManager } from '@jupyterlab/services';
-import { freePorts, PROJECT_ROOT } from './kernel-client';
-import { installKernel, jupyterPython, jupyterSandbox, JupyterSandbox } from './python-env';
+import { KernelManager, KernelMessage, Session, SessionManager } from '@jupyterlab/services';
+import { PROJECT_ROOT } from './kernel-client';
+import { startJupyterServer } from './jupyter-server';
+import { installKernel, jupyterSandbox, JupyterSandbox } from './python-env';
 import { FAULTS, REG16_SOURCE } from '../arms/sources';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -36,7 +36,7 @@ describe('user arms and interrupts through jupyter server and @jupyterlab/servic
   this.timeout(300000);
   let sandbox: JupyterSandbox;
   let server: ChildProcess | undefined;
-  let serverLog = '';
+  let serverLog: () => string = () => '';
   let cache: string;
   let kernelManager: KernelManager;
   let sessionManager: SessionManager;
@@ -67,30 +67,10 @@ gdn.countBitMismatches(again.out, ref.out) + gdn.countBitMismatches(again.convSt
     sandbox = jupyterSandbox();
     cache = fs.mkdtempSync(path.join(os.tmpdir(), 'gdnlab-arm-cache-'));
     installKernel(sandbox, ['--env', `GDNLAB_PACKAGE_ROOT=${PROJECT_ROOT}`, '--env', 'GDN_BACKEND=host', '--env', `GDNLAB_ARM_CACHE=${cache}`]);
-    const [port] = await freePorts(1);
-    const token = randomBytes(16).toString('hex');
-    const args = [
-      '-m', 'jupyter', 'server', '--no-browser',
-      '--ServerApp.ip=127.0.0.1', `--ServerApp.port=${port}`, '--ServerApp.port_retries=0',
-      `--IdentityProvider.token=${token}`, `--ServerApp.root_dir=${PROJECT_ROOT}`,
-    ];
-    if (typeof process.getuid === 'function' && process.getuid() === 0) args.push('--allow-root');
-    server = spawn(jupyterPython(), args, { env: sandbox.env, cwd: sandbox.root, stdio: ['ignore', 'pipe', 'pipe'] });
-    server.stdout!.on('data', (d) => (serverLog += d));
-    server.stderr!.on('data', (d) => (serverLog += d));
-    const base = `http://127.0.0.1:${port}/`;
-    const deadline = Date.now() + 60000;
-    for (;;) {
-      if (server.exitCode !== null) throw new Error(`jupyter server exited with ${server.exitCode}:\n${serverLog}`);
-      try {
-        if ((await fetch(`${base}api/status`, { headers: { Authorization: `token ${token}` } })).ok) break;
-      } catch {
-        // not listening yet
-      }
-      if (Date.now() > deadline) throw new Error(`jupyter server did not start within 60 s:\n${serverLog}`);
-      await sleep(250);
-    }
-    const settings = ServerConnection.makeSettings({ baseUrl: base, wsUrl: `ws://127.0.0.1:${port}/`, token, appendToken: true, init: {} });
+    const started = await startJupyterServer(sandbox);
+    server = started.server;
+    serverLog = started.log;
+    const settings = started.settings;
     kernelManager = new KernelManager({ serverSettings: settings });
     sessionManager = new SessionManager({ kernelManager, serverSettings: settings });
     await sessionManager.ready;
