@@ -6,7 +6,7 @@ import { Tensor } from '../tensor';
 import { Backend } from '../backend';
 import { allocInt32, freeNative, scratchInt32, ConvArgs, ConvUpdateArgs, LaunchContractStruct, convArgsCodec, convUpdateArgsCodec, launchContractCodec } from '../native/gdn';
 import { gdnLib } from '../native/gdn';
-import { armId, armName, armNames, arms, convArmMappings } from './arms';
+import { armByName, armId, armName, armNames, arms, convArmMappings } from './arms';
 import type { NativeOp } from '../backend';
 import { userArm } from '../arms/registry';
 import { convCoordinates, namedCoordinates } from '../analysis/coordinates';
@@ -157,7 +157,7 @@ export function launchContract(
   // Room for every (sequence, chunk) program at this arm's declared chunk length (its registry entry).
   // A batch of short sequences may run shorter programs (docs/SPEC.md §3.4); the contract then reports
   // more programs than that room holds, and the call is repeated with room for all of them.
-  const chunk = Math.max(1, arms('conv').find((a) => a.id === id)?.tokensPerProgram || CHUNK);
+  const chunk = Math.max(1, armByName('conv', arm).tokensPerProgram || CHUNK);
   let capacity = Math.max(1, Math.ceil(Math.max(total, 0) / chunk) + qsl.length);
   let programs = new Int32Array(2 * capacity);
   const out: LaunchContractStruct[] = [{} as LaunchContractStruct];
