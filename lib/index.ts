@@ -11,7 +11,7 @@ export * as postconv from './ops/postconv';
 export * as fused from './ops/fused';
 export { launchContract, ConvArm, ConvMapping, ConvMutant, Schedule, CONV_MAPPINGS, CONV_MUTANTS, convArms, updateArms } from './ops/conv';
 export { PostconvArm, postconvArms } from './ops/postconv';
-export { arms, armNames, armByName, referenceArm, ArmInfo, ArmOp, ARM_OPS } from './ops/arms';
+export { arms, armNames, armByName, referenceArm, ArmInfo, ArmOp, ARM_OPS } from './arms/table';
 // Arms written in a cell (docs/USER-ARMS.md): gdn.conv.defineArm / gdn.postconv.defineArm, and what any arm compiles to.
 export { inspectArm, excerpt as listingExcerpt, occupancy as armOccupancy, SM_LIMITS, ArmInspection, InspectOptions, ResourceUsage, Occupancy, SmLimits } from './arms/inspect';
 export { ArmCompileError, buildRecipe, cacheDir as armCacheDir } from './arms/compile';
@@ -29,7 +29,7 @@ Object.defineProperty(exports, 'POSTCONV_ARMS', { enumerable: true, get: () => l
 export { matmulNT } from './ops/matmul';
 export { copyOp, formatBytes } from './ops/copy';
 export { convReference, maxError, CONV_TOLERANCE } from './reference/conv';
-export { countBitMismatches } from './check/bits';
+export { countBitMismatches } from './analysis/bits';
 export * as check from './check/conv';
 export { diff, DiffResult, DiffOptions, countMismatches, isClose } from './analysis/diff';
 export { auditExactness, ExactnessAudit } from './analysis/audit';

@@ -26,7 +26,7 @@ import { Coordinates, plainCoordinates } from './coordinates';
 import { FLOAT_FORMATS, FloatDType, FloatFormat, hexBits, isFloatDType } from './floatbits';
 import { MapGrid, MismatchMap, MismatchMapBuilder } from './mismatch-map';
 import { UlpHistogram, UlpHistogramBuilder, histogramCategories } from './ulp-histogram';
-import { countDifferingWords } from '../check/bits';
+import { countDifferingWords } from './bits';
 
 export type MismatchKind = 'finite' | 'signed-zero' | 'inf' | 'nan' | 'nan-payload';
 
@@ -425,7 +425,7 @@ export function diff(actual: Tensor, expected: Tensor, opts: DiffOptions = {}): 
 
 /**
  * Just the number of elements whose bits differ (no statistics): diff's argument checks in front
- * of the one counter every exactness claim uses (lib/check/bits.ts).
+ * of the one counter every exactness claim uses (lib/analysis/bits.ts).
  */
 export function countMismatches(actual: Tensor, expected: Tensor): number {
   checkComparable(actual, expected);

@@ -10,7 +10,7 @@ import { Backend, activeBackend, GdnError } from '../backend';
 import { gdnLib, UserArmDesc } from '../native/gdn';
 import { ArmOp, CompiledModule, compileModule, cudaSourceDir, ModuleTarget } from './compile';
 import { forgetArm, registerArm, userArm } from './registry';
-import { arms as armTable, armsChanged } from '../ops/arms';
+import { arms as armTable, armsChanged } from './table';
 
 const MAPPINGS = ['exact', 'exact-racy', 'sequence'] as const;
 type Mapping = (typeof MAPPINGS)[number];

@@ -9,7 +9,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { ArmOp, compileModule, findOnPath } from './compile';
 import { armDefines, armSpec } from './define';
-import { armByName } from '../ops/arms';
+import { armByName } from './table';
 import { MIME_BUNDLE, MimeBundle } from '../view/display';
 import { escapeXml, htmlTable, textTable } from '../view/format';
 

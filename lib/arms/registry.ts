@@ -1,5 +1,5 @@
 // The arms defined in this process (docs/USER-ARMS.md), per op family. libgdn's arm table
-// (lib/ops/arms.ts) lists them with every other arm; this is what only TypeScript knows: whether the
+// (lib/arms/table.ts) lists them with every other arm; this is what only TypeScript knows: whether the
 // definition is live (the checks' default lists take undefined arms out) and how to prepare the arm
 // for timing. No other module is imported here, so the op wrappers can import it without a cycle.
 

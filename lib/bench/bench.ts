@@ -18,9 +18,9 @@ import { TimingCase, TimingResult, TimingOptions } from '../analysis/timing';
 import { timeArms } from '../check/timed';
 import { projectRoot } from '../native/gdn';
 import { revision } from '../provenance';
-import { arms, referenceArm, ArmInfo } from '../ops/arms';
+import { arms, referenceArm, ArmInfo } from '../arms/table';
 import { userArm } from '../arms/registry';
-import { countBitMismatches } from '../check/bits';
+import { countBitMismatches } from '../analysis/bits';
 
 export interface BenchRow {
   shape: string;

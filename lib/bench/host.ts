@@ -16,10 +16,10 @@ import * as conv from '../ops/conv';
 import * as postconv from '../ops/postconv';
 import * as fused from '../ops/fused';
 import { copyOp } from '../ops/copy';
-import { arms as armTable } from '../ops/arms';
+import { arms as armTable } from '../arms/table';
 import { revision } from '../provenance';
 import { summarize } from '../analysis/stats';
-import { countDifferingWords } from '../check/bits';
+import { countDifferingWords } from '../analysis/bits';
 
 export const HOST_TARGET_X_MEMCPY = 4;
 

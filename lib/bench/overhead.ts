@@ -26,7 +26,7 @@ import { Backend, NativeOp } from '../backend';
 import { Tensor } from '../tensor';
 import { revision } from '../provenance';
 import { summarize } from '../analysis/stats';
-import { countDifferingWords } from '../check/bits';
+import { countDifferingWords } from '../analysis/bits';
 import { CALL_MARK, CALL_MARK_SLOTS, markCalls } from '../ops/common';
 
 /** One part of a call's time beyond its kernel (µs, mean over the marked calls kept). */

@@ -6,9 +6,9 @@ import { Tensor } from '../tensor';
 import { Backend } from '../backend';
 import { Rng } from '../random';
 import { forwardSync, ConvArm, ConvMapping, ConvMutant, ConvResult, Schedule } from '../ops/conv';
-import { arms, referenceArm } from '../ops/arms';
+import { arms, referenceArm } from '../arms/table';
 import { convReference, maxError, CONV_TOLERANCE } from '../reference/conv';
-import { checkRoundingStore, countBitMismatches } from './bits';
+import { checkRoundingStore, countBitMismatches } from '../analysis/bits';
 import { LocatedMismatch, firstMismatch } from '../analysis/located';
 
 export interface ConvCase {

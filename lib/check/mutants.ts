@@ -6,7 +6,7 @@ import { Backend } from '../backend';
 import { CONV_MUTANTS, ConvMutant } from '../ops/conv';
 import { checkConv, ConvCase } from './conv';
 import { userArm } from '../arms/registry';
-import { arms, referenceArm } from '../ops/arms';
+import { arms, referenceArm } from '../arms/table';
 
 export interface MutantOutcome {
   /** A planted conv mutant, the racy mapping, or `arm:<name>` for a user arm defined as a planted defect. */

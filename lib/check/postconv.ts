@@ -3,14 +3,14 @@
 // views with offsets and wide strides, and head sizes that force the fallback; plus the max error
 // of each output against the float64 reference, and the planted seq4 mutant.
 
-import { arms as armTable } from '../ops/arms';
+import { arms as armTable } from '../arms/table';
 import { Tensor } from '../tensor';
 import { Backend } from '../backend';
 import * as postconv from '../ops/postconv';
 import { PostconvArm, PostconvShape } from '../ops/postconv';
 import { postconvReference } from '../reference/postconv';
 import { maxError } from '../reference/conv';
-import { countBitMismatches } from './bits';
+import { countBitMismatches } from '../analysis/bits';
 import { LocatedMismatch, firstMismatch } from '../analysis/located';
 import { userArm } from '../arms/registry';
 

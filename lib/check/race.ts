@@ -7,7 +7,7 @@ import { Backend } from '../backend';
 import { Tensor } from '../tensor';
 import { forwardSync, ConvArm, ConvMapping, Schedule } from '../ops/conv';
 import { ConvCase, makeConvInputs } from './conv';
-import { countBitMismatches } from './bits';
+import { countBitMismatches } from '../analysis/bits';
 import { interrupted } from '../view/display';
 
 /** A batch made for the race: several sequences longer than one 8-token chunk, most with state. */

@@ -8,7 +8,7 @@ import * as postconv from '../ops/postconv';
 import { matmulNT } from '../ops/matmul';
 import { makeConvInputs } from './conv';
 import { makePostconvInputs } from './postconv';
-import { arms } from '../ops/arms';
+import { arms } from '../arms/table';
 import * as fused from '../ops/fused';
 import { makeFusedInputs, fusedOptions, checkedFusedArms, FusedCase } from './fused';
 

@@ -7,9 +7,9 @@ import * as conv from '../ops/conv';
 import * as postconv from '../ops/postconv';
 import * as fused from '../ops/fused';
 import { BitsCheck, BitsChecker, TimedSource, TimingCase, TimingOptions, TimingResult, timeArms as timeArmsWith } from '../analysis/timing';
-import { armByName, referenceArm } from '../ops/arms';
+import { armByName, referenceArm } from '../arms/table';
 import { Tensor } from '../tensor';
-import { countBitMismatches } from './bits';
+import { countBitMismatches } from '../analysis/bits';
 import { firstMismatch } from '../analysis/located';
 
 export type { BitsCheck } from '../analysis/timing';

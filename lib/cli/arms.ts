@@ -1,7 +1,7 @@
 // `gdnlab arms`: libgdn's arm registry, every op family, with each arm's launch contract.
 
 import { buildInfo } from '../backend';
-import { arms as armTable, ARM_OPS, ArmInfo } from '../ops/arms';
+import { arms as armTable, ARM_OPS, ArmInfo } from '../arms/table';
 import { Command } from './args';
 import { BACKEND_FLAG, DEFINE_FLAG, JSON_FLAG, defineArms, pickBackend, writeOut } from './common';
 

@@ -6,6 +6,9 @@ import { HostStorage, Tensor } from '../tensor';
 import { Backend, activeBackend } from '../backend';
 import type { Fn } from '../native/gdn';
 
+// The checks that need no Tensor live below the ops, where the arm table (lib/arms/table.ts) reads them too.
+export { expectChoice, expectInt } from '../expect';
+
 export const DTYPE_CODE: Record<DType, number> = { f32: 0, bf16: 1, f16: 2, i32: 3, i8: 4 };
 
 /** Bit patterns written into outputs before a run, so an element no kernel wrote cannot pass as a result. */
@@ -38,21 +41,6 @@ export function expectShape(t: Tensor, what: string, expected: readonly (number 
 
 export function expectContiguous(t: Tensor, what: string): void {
   if (!t.contiguous) throw new RangeError(`${what}: expected a contiguous tensor, got row stride ${t.rowStride} for rows of ${t.cols}`);
-}
-
-export function expectInt(value: unknown, what: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    const range = max === Number.MAX_SAFE_INTEGER ? `an integer >= ${min}` : `an integer in ${min}..${max}`;
-    throw new RangeError(`${what}: expected ${range}, got ${describe(value)}`);
-  }
-  return value;
-}
-
-export function expectChoice<T extends string>(value: unknown, what: string, choices: readonly T[]): T {
-  if (typeof value !== 'string' || !(choices as readonly string[]).includes(value)) {
-    throw new TypeError(`${what}: expected one of ${choices.map((c) => `'${c}'`).join(', ')}, got ${describe(value)}`);
-  }
-  return value as T;
 }
 
 /** Whether a tensor has device bytes on `backend` (not host, not another backend's, not empty). */

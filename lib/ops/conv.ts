@@ -6,7 +6,7 @@ import { Tensor } from '../tensor';
 import { Backend } from '../backend';
 import { allocInt32, freeNative, scratchInt32, ConvArgs, ConvUpdateArgs, LaunchContractStruct, convArgsCodec, convUpdateArgsCodec, launchContractCodec } from '../native/gdn';
 import { gdnLib } from '../native/gdn';
-import { armByName, armId, armName, armNames, arms, convArmMappings } from './arms';
+import { armByName, armId, armName, armNames, arms, convArmMappings } from '../arms/table';
 import type { NativeOp } from '../backend';
 import { userArm } from '../arms/registry';
 import { convCoordinates, namedCoordinates } from '../analysis/coordinates';

@@ -9,7 +9,7 @@ import { Backend, NativeOp } from '../backend';
 import { FusedArgs, FusedResultStruct, freeNative, fusedArgsCodec, fusedResultCodec } from '../native/gdn';
 import * as conv from './conv';
 import * as postconv from './postconv';
-import { armId, armName, armNames } from './arms';
+import { armId, armName, armNames } from '../arms/table';
 import { PostconvShape, PostconvOutBuffers } from './postconv';
 import { DTYPE_CODE, Staging, TimedSource, backendOf, opCall, expectChoice, expectDType, expectInt, expectShape, expectTensor, expectContiguous } from './common';
 

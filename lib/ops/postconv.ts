@@ -5,7 +5,7 @@ import { Tensor, releaseTensors } from '../tensor';
 import { Backend, NativeOp } from '../backend';
 import { PostconvArgs, postconvArgsCodec, postconvResultCodec } from '../native/gdn';
 import { describe } from '../dtype';
-import { armId, armIsMutant, armName, armNames, arms } from './arms';
+import { armId, armIsMutant, armName, armNames, arms } from '../arms/table';
 import { userArm } from '../arms/registry';
 import { namedCoordinates, postconvCoordinates } from '../analysis/coordinates';
 import { definePostconvArm, PostconvArmSpec, DefinedArm } from '../arms/define';

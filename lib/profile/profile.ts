@@ -17,7 +17,7 @@ import * as path from 'path';
 import { Backend, activeBackend, choiceOf } from '../backend';
 import { describe, dtypeSize } from '../dtype';
 import { Tensor } from '../tensor';
-import { armNames } from '../ops/arms';
+import { armNames } from '../arms/table';
 import { CONV_MAPPINGS, convBytes, ConvMapping } from '../ops/conv';
 import * as conv from '../ops/conv';
 import * as postconv from '../ops/postconv';

@@ -4,7 +4,7 @@
 
 import { strict as assert } from 'assert';
 import { Tensor } from '../../lib/tensor';
-import { countBitMismatches, checkRoundingStore } from '../../lib/check/bits';
+import { countBitMismatches, checkRoundingStore } from '../../lib/analysis/bits';
 
 describe('bits: edges the mutation run found', () => {
   it('countBitMismatches refuses tensors of one size but another shape (equal words would otherwise compare)', () => {

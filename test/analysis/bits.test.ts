@@ -5,7 +5,7 @@
 
 import { strict as assert } from 'assert';
 import { Tensor } from '../../lib/tensor';
-import { countBitMismatches, countDifferingWords, checkRoundingStore, roundNearestEven } from '../../lib/check/bits';
+import { countBitMismatches, countDifferingWords, checkRoundingStore, roundNearestEven } from '../../lib/analysis/bits';
 import { countMismatches, diff } from '../../lib/analysis/diff';
 import { differingRows } from '../../lib/check/postconv';
 import { FLOAT_FORMATS, isNaNBits, ulpDistance } from '../../lib/analysis/floatbits';

@@ -7,20 +7,21 @@ import { strict as assert } from 'assert';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { Backend } from '../../lib/backend';
+import { Backend, GdnError } from '../../lib/backend';
+import { STATUS } from '../../lib/native/gdn';
 import * as conv from '../../lib/ops/conv';
 import * as postconv from '../../lib/ops/postconv';
 import { checkConv, convMatrix, makeConvInputs, allArmMappings } from '../../lib/check/conv';
 import { checkPostconv, postconvMatrix, runPostconvDefects, OUTPUTS } from '../../lib/check/postconv';
 import { runUserConvDefects } from '../../lib/check/mutants';
-import { countBitMismatches } from '../../lib/check/bits';
+import { countBitMismatches } from '../../lib/analysis/bits';
 import { timeArms } from '../../lib/check/timed';
 import { buildRecipe, compileModule } from '../../lib/arms/compile';
 import { inspectArm, occupancy, SM_LIMITS, parsePtxasVerbose } from '../../lib/arms/inspect';
 import { MIME_BUNDLE, hasMimeBundle } from '../../lib/view/display';
 import * as util from 'util';
 import { undefineArm } from '../../lib/arms/define';
-import { arms as gdnArms } from '../../lib/ops/arms';
+import { arms as gdnArms } from '../../lib/arms/table';
 import { forEachBackend } from '../backends';
 import { FAULTS, REG16_RACY_SOURCE, REG16_SOURCE, TILE_PAIRS_SOURCE, TILE_SEQ_SOURCE, TILE_TREE_SOURCE } from './sources';
 
@@ -170,6 +171,7 @@ forEachBackend((backend, kind) => {
       const c = convMatrix({ quick: true })[0];
       const inputs = makeConvInputs(c);
       const ref = await conv.forward(inputs, { arm: 'scalar', backend: backend() });
+      const runFaults: string[] = [];
       for (const f of FAULTS) {
         let message = '';
         try {
@@ -178,6 +180,13 @@ forEachBackend((backend, kind) => {
           await conv.forward(inputs, { arm: f.name, backend: backend() });
         } catch (e) {
           message = (e as Error).message;
+          // A fault, even the worker's death by a signal, is not an interrupt: the kernel must show it as an
+          // error, never as KeyboardInterrupt (GdnError.interrupted; test/arms/worker-interrupt.test.ts).
+          if (e instanceof GdnError) {
+            runFaults.push(f.name);
+            assert.equal(e.status, STATUS.GDN_ERR_ARM_FAULT, `${f.name}: ${e.statusName}: ${message}`);
+            assert.equal(e.interrupted, false, `${f.name}: ${message}`);
+          }
         }
         assert.match(message, kind === 'cuda' && f.cuda ? f.cuda : f.expect, `${f.name}: ${message || 'no error'}`);
         const after = await conv.forward(inputs, { arm: 'reg16', backend: backend() });
@@ -185,6 +194,7 @@ forEachBackend((backend, kind) => {
         assert.equal(countBitMismatches(after.convState, ref.convState), 0, `after ${f.name}`);
         after.release();
       }
+      for (const name of ['fault-wild-write', 'fault-spin']) assert.ok(runFaults.includes(name), `${name} failed in the library (a GdnError), got ${runFaults.join(', ')}`);
       ref.release();
     });
   });

@@ -9,7 +9,7 @@ import * as path from 'path';
 import { Backend } from '../../lib/backend';
 import { defineArmsFromFiles } from '../../lib/arms/file';
 import { undefineArm } from '../../lib/arms/define';
-import { arms } from '../../lib/ops/arms';
+import { arms } from '../../lib/arms/table';
 import { projectRoot } from '../../lib/native/gdn';
 import { baselineTrust, convBenchShapes, convTimed, selectArms, selectShapes } from '../../lib/bench/bench';
 

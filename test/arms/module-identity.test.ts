@@ -14,7 +14,7 @@ import * as path from 'path';
 import { Tensor } from '../../lib/tensor';
 import * as conv from '../../lib/ops/conv';
 import { convMatrix, makeConvInputs } from '../../lib/check/conv';
-import { countBitMismatches } from '../../lib/check/bits';
+import { countBitMismatches } from '../../lib/analysis/bits';
 import { timeArms } from '../../lib/check/timed';
 import { buildRecipe, compileModule, CompileRequest, cudaSourceDir, parseDepFile } from '../../lib/arms/compile';
 import { undefineArm } from '../../lib/arms/define';

@@ -2,12 +2,16 @@
 // Jupyter kernel does, is interrupted the way Jupyter interrupts a kernel — SIGINT to its whole process group,
 // the worker included. While idle the worker ignores it and the next user-arm call works; during a user-arm call
 // it stops that call (an error naming the interrupt, long before the arm's time limit) and the next call works.
+// That error carries a status of its own, GDN_ERR_INTERRUPTED, which is what makes GdnError.interrupted true (and
+// the kernel report KeyboardInterrupt); the message, which names the arm, is for the reader only.
 
 import { strict as assert } from 'assert';
 import { ChildProcess, spawn } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import { GdnError } from '../../lib/backend';
+import { STATUS } from '../../lib/native/gdn';
 import { projectRoot } from '../../lib/paths';
 import { FAULTS, REG16_SOURCE } from './sources';
 
@@ -41,7 +45,7 @@ const say = (l) => process.stdout.write(l + '\\n');
           say('spin ok');
         }
       } catch (e) {
-        say(cmd + ' error after ' + (Date.now() - t0) + ' ms: ' + e.message.replace(/\\n/g, ' '));
+        say(cmd + ' error after ' + (Date.now() - t0) + ' ms: [' + e.status + ' ' + e.statusName + ' interrupted=' + e.interrupted + '] ' + e.message.replace(/\\n/g, ' '));
       }
     });
   });
@@ -151,10 +155,13 @@ describe('user-arm worker: interrupts of the process group', function () {
       await sleep(700);  // the arm is spinning in the worker now
       host.interruptGroup();
     });
-    const m = line.match(/^spin error after (\d+) ms: (.*)$/);
+    const m = line.match(/^spin error after (\d+) ms: \[(\d+) (\w+) interrupted=(\w+)\] (.*)$/);
     assert.ok(m, line);
-    assert.match(m[2], /arm 'fault-spin' \(conv\): interrupted \(SIGINT\) while it ran/);
-    assert.match(m[2], /the next call starts a fresh worker/);
+    assert.equal(Number(m[2]), STATUS.GDN_ERR_INTERRUPTED, line);
+    assert.equal(m[3], 'GDN_ERR_INTERRUPTED', 'gdn_status_name knows the code');
+    assert.equal(m[4], 'true', 'GdnError.interrupted, what the kernel reads to report KeyboardInterrupt');
+    assert.match(m[5], /arm 'fault-spin' \(conv\): interrupted \(SIGINT\) while it ran/);
+    assert.match(m[5], /the next call starts a fresh worker/);
     assert.ok(Number(m[1]) < 20000, `stopped after ${m[1]} ms, far below the arm's 60 s limit`);
     assert.equal(await host.command('good'), 'good ok 0');
   });
@@ -168,5 +175,21 @@ describe('user-arm worker: interrupts of the process group', function () {
     const now = host.workers();
     assert.equal(now.length, 1);
     assert.notEqual(now[0], pid, 'a fresh worker');
+  });
+});
+
+describe('GdnError.interrupted: the status decides, not the message', () => {
+  const message = "conv.forward: arm 'fault-spin' (conv): interrupted (SIGINT) while it ran: the interrupt stopped its worker";
+
+  it('is true for GDN_ERR_INTERRUPTED whatever the message says', () => {
+    assert.equal(new GdnError(STATUS.GDN_ERR_INTERRUPTED, 'GDN_ERR_INTERRUPTED', message).interrupted, true);
+    assert.equal(new GdnError(STATUS.GDN_ERR_INTERRUPTED, 'GDN_ERR_INTERRUPTED', 'conv.forward: reworded').interrupted, true);
+  });
+
+  it("is false for any other status, even with the interrupt's own words in the message", () => {
+    for (const [name, status] of Object.entries(STATUS)) {
+      if (status === STATUS.GDN_ERR_INTERRUPTED) continue;
+      assert.equal(new GdnError(status, name, message).interrupted, false, name);
+    }
   });
 });

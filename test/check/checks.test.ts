@@ -13,7 +13,7 @@ import { checkConv, convMatrix, allArmMappings, ConvCase, edgeValues } from '../
 import { checkPostconv, postconvMatrix, postconvErrorBound, differingRows, OUTPUTS } from '../../lib/check/postconv';
 import { raceTrials, raceCase } from '../../lib/check/race';
 import { openBackend } from '../backends';
-import { arms as armTable } from '../../lib/ops/arms';
+import { arms as armTable } from '../../lib/arms/table';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 

@@ -5,7 +5,7 @@ import { strict as assert } from 'assert';
 import { spawnSync } from 'child_process';
 import * as path from 'path';
 import { projectRoot } from '../../lib/paths';
-import { arms } from '../../lib/ops/arms';
+import { arms } from '../../lib/arms/table';
 
 describe('gdnlab bench host', function () {
   this.timeout(240000);

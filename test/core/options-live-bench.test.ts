@@ -12,7 +12,7 @@ import { Backend } from '../../lib/backend';
 import { BenchOptions, benchConv, benchFused, benchPostconv, convBenchShapes, convTimed, fusedBenchShapes } from '../../lib/bench/bench';
 import { benchHost } from '../../lib/bench/host';
 import { allocationCases, timeOverheadCases } from '../../lib/bench/overhead';
-import { arms } from '../../lib/ops/arms';
+import { arms } from '../../lib/arms/table';
 import { openBackend } from '../backends';
 import { fakePython as writeFakePython, reportingCuda } from './cuda-stand-ins';
 

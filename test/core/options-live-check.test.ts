@@ -12,7 +12,7 @@ import { mutantCases } from '../../lib/check/mutants';
 import { PostconvCase, checkPostconv, postconvMatrix, runSeq4Mutant } from '../../lib/check/postconv';
 import { FusedCase, checkFused, checkedFusedArms, fusedMatrix, runFusedMutants } from '../../lib/check/fused';
 import { raceCase, raceTrials } from '../../lib/check/race';
-import { arms, referenceArm } from '../../lib/ops/arms';
+import { arms, referenceArm } from '../../lib/arms/table';
 import { openBackend } from '../backends';
 import { reportingCuda } from './cuda-stand-ins';
 

@@ -5,7 +5,7 @@
 //   2. gdnlab's layer-0 path (embedding → RMSNorm → projections → conv → post-conv) against HF's
 //      own intermediates, within budgets stated and justified here.
 
-import { arms } from '../../lib/ops/arms';
+import { arms } from '../../lib/arms/table';
 import { strict as assert } from 'assert';
 import * as crypto from 'crypto';
 import * as fs from 'fs';

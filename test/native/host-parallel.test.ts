@@ -11,7 +11,7 @@ import * as conv from '../../lib/ops/conv';
 import * as postconv from '../../lib/ops/postconv';
 import * as fused from '../../lib/ops/fused';
 import { makeFusedInputs } from '../../lib/check/fused';
-import { arms } from '../../lib/ops/arms';
+import { arms } from '../../lib/arms/table';
 
 describe('host backend: parallel replay gives the serial bits', function () {
   this.timeout(300000);

@@ -5,7 +5,7 @@ import * as conv from '../../lib/ops/conv';
 import { launchContract } from '../../lib/ops/conv';
 import { checkConv, convMatrix, allArmMappings, makeConvInputs, ConvCase } from '../../lib/check/conv';
 import { runConvMutants } from '../../lib/check/mutants';
-import { countBitMismatches } from '../../lib/check/bits';
+import { countBitMismatches } from '../../lib/analysis/bits';
 import { forEachBackend, noteCrossBackend, openBackend, testBackendKinds } from '../backends';
 import { allocInt32, freeNative } from '../../lib/native/gdn';
 

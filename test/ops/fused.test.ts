@@ -4,8 +4,8 @@ import * as fused from '../../lib/ops/fused';
 import {
   checkFused, checkedFusedArms, fusedMatrix, makeFusedInputs, fusedOptions, runFusedMutants, compareFused, totalMismatches, diffFused, FusedCase, FUSED_OUTPUTS,
 } from '../../lib/check/fused';
-import { armByName, armIsMutant } from '../../lib/ops/arms';
-import { countBitMismatches } from '../../lib/check/bits';
+import { armByName, armIsMutant } from '../../lib/arms/table';
+import { countBitMismatches } from '../../lib/analysis/bits';
 import { forEachBackend, openBackend } from '../backends';
 import { allocInt32, freeNative } from '../../lib/native/gdn';
 

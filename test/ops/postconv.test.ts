@@ -3,8 +3,8 @@ import { Tensor } from '../../lib/tensor';
 import * as postconv from '../../lib/ops/postconv';
 import { checkPostconv, postconvErrorBound, postconvMatrix, makePostconvInputs, runSeq4Mutant, OUTPUTS, PostconvCase } from '../../lib/check/postconv';
 import { auditExactness } from '../../lib/analysis/audit';
-import { countBitMismatches } from '../../lib/check/bits';
-import { arms } from '../../lib/ops/arms';
+import { countBitMismatches } from '../../lib/analysis/bits';
+import { arms } from '../../lib/arms/table';
 import { forEachBackend, noteCrossBackend, openBackend } from '../backends';
 
 forEachBackend((backend, kind) => {

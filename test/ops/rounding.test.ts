@@ -1,7 +1,7 @@
 // Every rounding store checked (docs/TESTING.md): each op's bf16 outputs — conv forward, conv.update
 // (out and state), post-conv q/k/v, matmul — against (a) the same op's f32 output rounded to
 // nearest even, bit for bit, and (b) the float64 reference rounded to nearest even, allowing only
-// the f32 error window. The rounding is lib/check/bits.ts's exact roundNearestEven, not the
+// the f32 error window. The rounding is lib/analysis/bits.ts's exact roundNearestEven, not the
 // kernels' helper nor lib/dtype's converter, so a truncating store anywhere fails here.
 
 import { strict as assert } from 'assert';
@@ -11,7 +11,7 @@ import * as postconv from '../../lib/ops/postconv';
 import { matmulNT } from '../../lib/ops/matmul';
 import { convReference } from '../../lib/reference/conv';
 import { postconvReference } from '../../lib/reference/postconv';
-import { checkRoundingStore, roundNearestEven } from '../../lib/check/bits';
+import { checkRoundingStore, roundNearestEven } from '../../lib/analysis/bits';
 import { forEachBackend } from '../backends';
 
 /** Elements of a bf16 tensor that are not rne(f32 tensor) — compared as values, -0 and NaN included. */

@@ -3,9 +3,9 @@
 // arm by hand: an arm added to libgdn (built in, or registered at run time) appears in every table,
 // check, benchmark and CLI listing that reads these functions.
 
-import { userArm } from '../arms/registry';
+import { userArm } from './registry';
 import { gdnLib, ArmInfoStruct, ARM_FLAGS, ARM_REQUIRES, ARM_LAYOUTS, OP_KIND } from '../native/gdn';
-import { expectChoice } from './common';
+import { expectChoice } from '../expect';
 
 /** The op families that have arms. */
 export const ARM_OPS = ['conv', 'conv-update', 'postconv', 'fused'] as const;

@@ -1,5 +1,5 @@
 // The one primitive every exactness check rests on: how many elements differ in their raw bits
-// (`countMismatches` of lib/analysis/diff.ts is this same counter behind diff's argument checks);
+// (`countMismatches` of diff.ts beside it is this same counter behind diff's argument checks);
 // and the check of a rounding store against float64 rounded to nearest even (docs/TESTING.md).
 
 import { Tensor } from '../tensor';

@@ -1,4 +1,4 @@
-// The arm registry as the TypeScript layer sees it (lib/ops/arms.ts over gdn_arm_count /
+// The arm registry as the TypeScript layer sees it (lib/arms/table.ts over gdn_arm_count /
 // gdn_arm_info_get): the built-in ids keep their names, each family has one reference, every contract
 // is what a launch reports, the lists the package exports are the library's, and `gdnlab arms`
 // prints the whole table (its JSON parses whole: stdout is drained before the process exits).
@@ -7,13 +7,13 @@ import { strict as assert } from 'assert';
 import { spawnSync } from 'child_process';
 import * as path from 'path';
 import * as gdn from '../../lib/index';
-import { arms, armNames, armByName, armId, referenceArm, convMutantNames, ARM_OPS } from '../../lib/ops/arms';
+import { arms, armNames, armByName, armId, referenceArm, convMutantNames, ARM_OPS } from '../../lib/arms/table';
 import { CONV_MUTANTS, convArms, launchContract, updateArms } from '../../lib/ops/conv';
 import { postconvArms } from '../../lib/ops/postconv';
 import { allArmMappings } from '../../lib/check/conv';
 import { projectRoot } from '../../lib/paths';
 
-describe('arm registry (lib/ops/arms.ts)', function () {
+describe('arm registry (lib/arms/table.ts)', function () {
   this.timeout(60000);
 
   it('the built-in ids name the arms they always named', () => {
