@@ -21,6 +21,8 @@ export function formatNumber(x: number, digits = 4): string {
   if (ax !== 0 && (ax < 1e-3 || ax >= 1e9)) return x.toExponential(Math.max(digits - 1, 0)).replace(/\.?0+e/, 'e').replace('e+', 'e');
   if (ax >= 10 ** digits) return groupThousands(Math.round(x));
   const s = x.toPrecision(digits);
+  // Rounding to `digits` can carry up to 10^digits (9999.5 → "1.000e+4"): a whole number, grouped.
+  if (s.includes('e')) return groupThousands(Number(s));
   return s.replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, '');
 }
 
@@ -35,7 +37,9 @@ export function formatDuration(us: number, digits = 4): string {
   const [v, unit] = ax < 1000 ? [us, 'µs'] : ax < 1e6 ? [us / 1000, 'ms'] : [us / 1e6, 's'];
   if (v === 0) return `0 ${unit}`;
   if (Math.abs(v) < 1e-3) return `${formatNumber(v, digits)} ${unit}`;
-  const s = Math.abs(v) >= 10 ** digits ? groupThousands(Math.round(v)) : v.toPrecision(digits);
+  const p = Math.abs(v) >= 10 ** digits ? groupThousands(Math.round(v)) : v.toPrecision(digits);
+  // As in formatNumber: a carry to 10^digits (9999.6 s → "1.000e+4") is a whole number, grouped.
+  const s = p.includes('e') ? groupThousands(Number(p)) : p;
   return `${s} ${unit}`;
 }
 
