@@ -8,6 +8,7 @@
 
 import * as fs from 'fs';
 import * as path from 'path';
+import { toBaseUnit } from '../lib/profile/ncu-csv';
 
 /** Rows of a CSV text (quoted fields with "" escapes; ncu's raw page). */
 export function parseCsv(text: string): string[][] {
@@ -30,8 +31,6 @@ export function parseCsv(text: string): string[][] {
   return rows;
 }
 
-const UNIT_NS: Record<string, number> = { nsecond: 1, usecond: 1e3, msecond: 1e6, second: 1e9 };
-
 /** Kernel name → durations in µs, from ncu's raw CSV (a header row of metric names, a row of units, a row per kernel). */
 export function kernelDurations(csv: string): Map<string, number[]> {
   const rows = parseCsv(csv).filter((r) => r.length > 1);
@@ -40,8 +39,9 @@ export function kernelDurations(csv: string): Map<string, number[]> {
   const name = rows[head].indexOf('Kernel Name');
   const dur = rows[head].indexOf('gpu__time_duration.sum');
   const unit = rows[head + 1]?.[dur] ?? '';
-  const scale = UNIT_NS[unit];
-  if (scale === undefined) throw new Error(`ncu CSV: unknown duration unit '${unit}' (expected one of ${Object.keys(UNIT_NS).join(', ')})`);
+  // The profile parser's unit table (ncu prints 'ns' or 'nsecond' by version); anything but a time is refused.
+  if (toBaseUnit(1, unit).unit !== 'ns') throw new Error(`ncu CSV: '${unit}' is not a unit of time (gpu__time_duration.sum)`);
+  const scale = toBaseUnit(1, unit).value;
   const out = new Map<string, number[]>();
   for (const r of rows.slice(head + 2)) {
     const v = Number(r[dur].replace(/,/g, ''));
@@ -62,12 +62,23 @@ function durationsOf(map: Map<string, number[]>, pattern: RegExp): number[] {
 
 interface Row { arm: string; medianUs: number; mapping?: string }
 
-function main(): void {
-  const dir = process.argv[2];
-  if (!dir) throw new Error('usage: node dist/bench/crosscheck.js OUTDIR');
+/** The table of one crosscheck stage's output folder (the files named at the top of this file). */
+export function crosscheckReport(dir: string): string {
   const read = (f: string) => fs.readFileSync(path.join(dir, f), 'utf8');
-  const ours = kernelDurations(read('xc-ours.csv'));
-  const vllm = fs.existsSync(path.join(dir, 'xc-vllm.csv')) ? kernelDurations(read('xc-vllm.csv')) : new Map<string, number[]>();
+  // A side whose profile is missing or unreadable (ncu failed on that process: its log says why) still lets the
+  // other side's rows print; the reason is printed under the table instead of a figure.
+  const problems: string[] = [];
+  const profile = (side: string, file: string): Map<string, number[]> => {
+    if (!fs.existsSync(path.join(dir, file))) { problems.push(`${side}: no ${file}`); return new Map(); }
+    try {
+      return kernelDurations(read(file));
+    } catch (e) {
+      problems.push(`${side}: ${file} holds no profile (${(e as Error).message}; its ncu log says why)`);
+      return new Map();
+    }
+  };
+  const ours = profile('ours', 'xc-ours.csv');
+  const vllm = profile('vLLM', 'xc-vllm.csv');
   const lines = ['| op | timed | fair event median µs | Nsight Compute median µs (n) | event / ncu |', '|---|---|---:|---:|---:|'];
   const add = (op: string, label: string, eventUs: number | undefined, durs: number[]) => {
     const n = durs.length ? median(durs) : NaN;
@@ -85,8 +96,13 @@ function main(): void {
     add(op, `ours: ${arm}`, rows.find((r) => r.arm === arm)?.medianUs, durationsOf(ours, oursRe));
     if (vllmRe) add(op, 'vLLM (Triton)', rows.find((r) => r.arm === 'vLLM (Triton)')?.medianUs, durationsOf(vllm, vllmRe));
   }
-  lines.push('', `kernels profiled: ours ${[...ours.keys()].map((k) => k.slice(0, 60)).join('; ')}; vLLM ${[...vllm.keys()].map((k) => k.slice(0, 60)).join('; ') || 'none'}`);
-  process.stdout.write(lines.join('\n') + '\n');
+  for (const p of problems) lines.push('', `No profiler figure for ${p}.`);
+  lines.push('', `kernels profiled: ours ${[...ours.keys()].map((k) => k.slice(0, 60)).join('; ') || 'none'}; vLLM ${[...vllm.keys()].map((k) => k.slice(0, 60)).join('; ') || 'none'}`);
+  return lines.join('\n') + '\n';
 }
 
-if (require.main === module) main();
+if (require.main === module) {
+  const dir = process.argv[2];
+  if (!dir) throw new Error('usage: node dist/bench/crosscheck.js OUTDIR');
+  process.stdout.write(crosscheckReport(dir));
+}

@@ -94,7 +94,8 @@ export function toBaseUnit(value: number, unit: string): { value: number; unit: 
   if (u in TIME_TO_NS) return { value: value * TIME_TO_NS[u], unit: 'ns' };
   let m = /^([KMGT]?)byte$/.exec(u);
   if (m) return { value: value * SIZE_PREFIX[m[1]], unit: 'byte' };
-  m = /^([KMGT]?)(byte|cycle|inst|warp|sector|request)\/(n|u|m)?second$/.exec(u);
+  // ncu 2025.3 prints times as 'ns' where older versions printed 'nsecond'; rates may be spelled either way too.
+  m = /^([KMGT]?)(byte|cycle|inst|warp|sector|request)\/(n|u|m)?s(?:econd)?$/.exec(u);
   if (m) {
     const per = m[3] === 'n' ? 1e9 : m[3] === 'u' ? 1e6 : m[3] === 'm' ? 1e3 : 1;
     return { value: value * SIZE_PREFIX[m[1]] * per, unit: `${m[2]}/second` };

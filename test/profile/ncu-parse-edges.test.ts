@@ -58,6 +58,10 @@ describe('profile: the ncu CSV reader at its edges', () => {
       assert.deepEqual(toBaseUnit(2, 'warp/second'), { value: 2, unit: 'warp/second' });
       assert.deepEqual(toBaseUnit(2, 'Msector/nsecond'), { value: 2e15, unit: 'sector/second' });
       assert.deepEqual(toBaseUnit(2, 'request/usecond'), { value: 2e6, unit: 'request/second' });
+      // ncu 2025.3's spelling of the same units (its raw page said 'ns' for times on the H100 at c1c9891).
+      assert.deepEqual(toBaseUnit(2, 'Kbyte/us'), { value: 2e9, unit: 'byte/second' });
+      assert.deepEqual(toBaseUnit(2, 'cycle/s'), { value: 2, unit: 'cycle/second' });
+      assert.deepEqual(toBaseUnit(2, 'byte/ns'), { value: 2e9, unit: 'byte/second' });
       assert.deepEqual(toBaseUnit(2, 'Gcycle/second'), { value: 2e9, unit: 'cycle/second' });
       for (const u of ['byte/ssecond', 'byte/second/x', 'xbyte/second', 'thread/second']) assert.deepEqual(toBaseUnit(2, u), { value: 2, unit: u }, u);
     });
