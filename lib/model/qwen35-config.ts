@@ -189,7 +189,10 @@ export function resolveCheckpointDir(dir: string, opts: { name?: string; revisio
   if (!fs.existsSync(dir)) throw new Error(`${dir}: no such directory`);
   if (fs.existsSync(path.join(dir, 'config.json')) && !opts.name) return dir;
   if (opts.name) {
-    const [org, repo] = opts.name.includes('/') ? opts.name.split('/', 2) : ['Qwen', opts.name];
+    // Split at the first '/' only, keeping the rest in repo: split('/', 2) dropped a third part ('Qwen/Qwen3.5-4B/x'
+    // named Qwen3.5-4B), which the check below must see and refuse.
+    const slash = opts.name.indexOf('/');
+    const [org, repo] = slash >= 0 ? [opts.name.slice(0, slash), opts.name.slice(slash + 1)] : ['Qwen', opts.name];
     if (!org || !repo || /[\\/]|^\.\.?$/.test(repo) || /[\\/]|^\.\.?$/.test(org)) throw new Error(`name: expected 'Qwen3.5-27B' or 'Qwen/Qwen3.5-27B', got ${describe(opts.name)}`);
     const entry = path.join(dir, `models--${org}--${repo}`);
     if (!fs.existsSync(entry)) {
