@@ -2,7 +2,7 @@
 // runs them on a GPU. GDN_BACKEND=auto|cuda|host picks the active one (auto: CUDA when a GPU is
 // usable, else host, and `backendChoice()` says why).
 
-import { gdnLib, GdnLib, Fn, encodeOps, freeNative, OP_KIND, OpKind, ConvArgs, ConvUpdateArgs, PostconvArgs, CopyArgs, FusedArgs } from './native/gdn';
+import { gdnLib, GdnLib, Fn, encodeOps, freeNative, OP_KIND, OpKind, ConvArgs, ConvUpdateArgs, PostconvArgs, CopyArgs, FusedArgs, STATUS } from './native/gdn';
 
 export type BackendKind = 'host' | 'cuda';
 
@@ -63,15 +63,16 @@ export interface TimingConfig {
 /** A native failure: the status name and the library's message (which names the argument). */
 export class GdnError extends Error {
   /**
-   * True when a kernel interrupt (SIGINT) stopped the work: the user-arm worker reports a run that SIGINT
-   * ended with this wording (cuda/src/user/worker.cpp, reap). The kernel reports such a cell as
-   * KeyboardInterrupt even when this error reaches it before its own SIGINT handler has run.
+   * True when a kernel interrupt (SIGINT) stopped the work: the status is GDN_ERR_INTERRUPTED, which the library
+   * returns when SIGINT ended the user-arm worker during the call (cuda/src/user/worker.cpp, reap). Read from the
+   * status, never the message, so that rewording the message cannot turn an interrupt into a fault. The kernel
+   * reports such a cell as KeyboardInterrupt even when this error reaches it before its own SIGINT handler has run.
    */
   readonly interrupted: boolean;
   constructor(readonly status: number, readonly statusName: string, message: string) {
     super(message);
     this.name = 'GdnError';
-    this.interrupted = message.includes('interrupted (SIGINT) while it ran');
+    this.interrupted = status === STATUS.GDN_ERR_INTERRUPTED;
   }
 }
 

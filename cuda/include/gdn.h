@@ -36,7 +36,7 @@ extern "C" {
 #define GDN_API __attribute__((visibility("default")))
 #endif
 
-#define GDN_ABI_VERSION 8
+#define GDN_ABI_VERSION 9
 /* The arithmetic version of the deterministic functions every arm computes with (docs/SPEC.md §9.1). */
 #define GDN_ARITH_VERSION 2
 
@@ -50,10 +50,16 @@ typedef enum gdn_status {
   GDN_ERR_DEVICE = 5,           /* the CUDA runtime reported an error; the message holds its text */
   GDN_ERR_INVALID_BUFFER = 6,   /* an address is not inside a live buffer of this backend (freed, foreign, too short) */
   GDN_ERR_INTERNAL = 7,
-  GDN_ERR_ARM_FAULT = 8         /* an arm faulted: its body broke the execution contract (an undeclared or
+  GDN_ERR_ARM_FAULT = 8,        /* an arm faulted: its body broke the execution contract (an undeclared or
                                    divergent barrier, ...), or a user arm failed in its worker (a bounds
-                                   violation, a signal, a CUDA error, its time limit); the message names
-                                   the arm and the fault */
+                                   violation, a signal other than SIGINT, a CUDA error, its time limit); the
+                                   message names the arm and the fault */
+  GDN_ERR_INTERRUPTED = 9       /* the call was stopped by an interrupt (SIGINT) of the process that ran it: the
+                                   user-arm worker, which shares the caller's process group so that Jupyter's
+                                   interrupt of a kernel stops a running user arm. Nothing the call was to
+                                   write is valid; the next call works. A code of its own so that a caller
+                                   tells an interrupt (report it as one) from a fault without reading the
+                                   message, which names the arm. Added in ABI 9. */
 } gdn_status;
 
 /* ---------------------------------------------------------------- enums */

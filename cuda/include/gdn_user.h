@@ -12,7 +12,9 @@
  * next to libgdn) on copies of the op's buffers; the results are copied back when it succeeds. A
  * fault there — a checked-mode bounds violation, a signal (SIGSEGV, SIGBUS, SIGILL, SIGTRAP,
  * SIGFPE), a CUDA error, a run past the arm's time limit — returns GDN_ERR_ARM_FAULT with a message
- * naming the arm and the fault; the worker is replaced and the caller's buffers are untouched.
+ * naming the arm and the fault; the worker is replaced and the caller's buffers are untouched. An
+ * interrupt (SIGINT to the caller's process group, which the worker shares) that ends the worker while
+ * it serves the call returns GDN_ERR_INTERRUPTED instead, with the same guarantees.
  */
 #ifndef GDN_USER_H
 #define GDN_USER_H

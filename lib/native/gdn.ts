@@ -13,7 +13,26 @@ import { structEncoder, structDecoder } from './struct-codec';
 /** A bound native function (sync call, or .async with a node-style callback). */
 export type Fn = ((...args: unknown[]) => unknown) & { async: (...args: unknown[]) => void };
 
-export const ABI_VERSION = 8;
+export const ABI_VERSION = 9;
+
+/**
+ * gdn_status of cuda/include/gdn.h, by name: what lib/ compares a failure's status with, so that it never has to
+ * read a message to tell one failure from another. test/native/abi.test.ts checks every value against the header
+ * and against the library's gdn_status_name.
+ */
+export const STATUS = {
+  GDN_OK: 0,
+  GDN_ERR_INVALID_ARGUMENT: 1,
+  GDN_ERR_UNSUPPORTED: 2,
+  GDN_ERR_OUT_OF_MEMORY: 3,
+  GDN_ERR_NO_DEVICE: 4,
+  GDN_ERR_DEVICE: 5,
+  GDN_ERR_INVALID_BUFFER: 6,
+  GDN_ERR_INTERNAL: 7,
+  GDN_ERR_ARM_FAULT: 8,
+  /** An interrupt (SIGINT) stopped the call in the process that ran it (the user-arm worker). Added in ABI 9. */
+  GDN_ERR_INTERRUPTED: 9,
+} as const;
 
 export { projectRoot } from '../paths';
 import { projectRoot } from '../paths';

@@ -1,7 +1,8 @@
 // The ABI cannot drift silently: every struct that lib/native/gdn.ts declares to koffi has the size,
 // alignment and field offsets that the C compiler gives the same struct of cuda/include/gdn.h. A tiny
 // C++ program is generated at test time (in a temporary folder, never in the tree), compiled with the
-// host compiler against gdn.h, and prints sizeof/alignof/offsetof as JSON.
+// host compiler against gdn.h, and prints sizeof/alignof/offsetof as JSON, and the value of every status code
+// that lib/native/gdn.ts names (lib/ tells failures apart by those codes, never by their messages).
 
 import { strict as assert } from 'assert';
 import { spawnSync } from 'child_process';
@@ -9,7 +10,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import koffi from 'koffi';
-import { ABI_STRUCTS, ABI_VERSION, gdnLib, projectRoot } from '../../lib/native/gdn';
+import { ABI_STRUCTS, ABI_VERSION, STATUS, gdnLib, projectRoot } from '../../lib/native/gdn';
 
 interface Layout {
   size: number;
@@ -35,6 +36,7 @@ describe('ABI: koffi structs match the C compiler (sizeof, alignof, offsetof)', 
   this.timeout(120000);
   let cLayouts: Record<string, Layout> = {};
   let abiVersion = -1;
+  let cStatus: Record<string, number> = {};
   const names = Object.keys(ABI_STRUCTS);
 
   before(function () {
@@ -49,7 +51,9 @@ describe('ABI: koffi structs match the C compiler (sizeof, alignof, offsetof)', 
         const args = fields.map((f) => `offsetof(${name}, ${f})`).join(', ');
         lines.push(`  std::printf("${i ? ', ' : ''}\\"${name}\\": {\\"size\\": %zu, \\"align\\": %zu, \\"offsets\\": {${offs}}}", sizeof(${name}), alignof(${name}), ${args});`);
       });
-      lines.push('  std::printf("}}\\n");', '  return 0;', '}');
+      const statuses = Object.keys(STATUS).map((s) => `\\"${s}\\": %d`).join(', ');
+      lines.push(`  std::printf("}, \\"status\\": {${statuses}}", ${Object.keys(STATUS).map((s) => `(int)${s}`).join(', ')});`);
+      lines.push('  std::printf("}\\n");', '  return 0;', '}');
       const src = path.join(dir, 'abi.cpp');
       const exe = path.join(dir, 'abi');
       fs.writeFileSync(src, lines.join('\n') + '\n');
@@ -57,9 +61,10 @@ describe('ABI: koffi structs match the C compiler (sizeof, alignof, offsetof)', 
       assert.equal(cc.status, 0, `compiling the ABI probe failed:\n${cc.stderr}`);
       const run = spawnSync(exe, [], { encoding: 'utf8' });
       assert.equal(run.status, 0, run.stderr);
-      const parsed = JSON.parse(run.stdout) as { abi: number; structs: Record<string, Layout> };
+      const parsed = JSON.parse(run.stdout) as { abi: number; structs: Record<string, Layout>; status: Record<string, number> };
       cLayouts = parsed.structs;
       abiVersion = parsed.abi;
+      cStatus = parsed.status;
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
@@ -92,6 +97,17 @@ describe('ABI: koffi structs match the C compiler (sizeof, alignof, offsetof)', 
     const header = fs.readFileSync(path.join(projectRoot(), 'cuda', 'include', 'gdn.h'), 'utf8');
     const declared = [...header.matchAll(/typedef struct (gdn_\w+) \{/g)].map((m) => m[1]);
     assert.deepEqual([...declared].sort(), [...names].sort(), 'every struct typedef of gdn.h has a koffi declaration in ABI_STRUCTS');
+  });
+
+  it('STATUS of lib/native/gdn.ts names every gdn_status of gdn.h with its value, and gdn_status_name each name', () => {
+    const header = fs.readFileSync(path.join(projectRoot(), 'cuda', 'include', 'gdn.h'), 'utf8');
+    const body = /typedef enum gdn_status \{([\s\S]*?)\} gdn_status;/.exec(header);
+    assert.ok(body, 'gdn.h declares typedef enum gdn_status');
+    const enumerators = [...body[1].replace(/\/\*[\s\S]*?\*\//g, '').matchAll(/\b(GDN_\w+)\s*=/g)].map((m) => m[1]);
+    assert.deepEqual(Object.keys(STATUS), enumerators, 'the same codes in the same order');
+    assert.deepEqual(cStatus, { ...STATUS }, 'the values the C compiler gives them');
+    for (const [name, value] of Object.entries(STATUS)) assert.equal(gdnLib().statusName(value) as string, name);
+    assert.equal(gdnLib().statusName(Math.max(...Object.values(STATUS)) + 1) as string, 'GDN_ERR_UNKNOWN_STATUS');
   });
 
   it('GDN_ABI_VERSION of gdn.h, the library and lib/native/gdn.ts agree', () => {

@@ -39,6 +39,7 @@ const char* status_name(int32_t status) {
     case GDN_ERR_INVALID_BUFFER: return "GDN_ERR_INVALID_BUFFER";
     case GDN_ERR_INTERNAL: return "GDN_ERR_INTERNAL";
     case GDN_ERR_ARM_FAULT: return "GDN_ERR_ARM_FAULT";
+    case GDN_ERR_INTERRUPTED: return "GDN_ERR_INTERRUPTED";
     default: return "GDN_ERR_UNKNOWN_STATUS";
   }
 }

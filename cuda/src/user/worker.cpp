@@ -11,15 +11,15 @@
 //      (in the worker the user arm runs in-process), copies the written ranges back, says DONE;
 //   3. the parent waits for DONE at most the arm's time limit after STARTED; then copies the written
 //      ranges into its own buffers. Nothing of the caller's memory is written unless the run succeeded.
-// When the worker dies (a signal, or checked mode's exit 86 with its message in the fault page),
-// overruns its time limit (SIGKILL), or reports a CUDA error (its context is lost: it exits after
-// replying), the call returns GDN_ERR_ARM_FAULT naming the arm and the fault, and the next call
+// When the worker dies (a signal other than SIGINT, or checked mode's exit 86 with its message in the
+// fault page), overruns its time limit (SIGKILL), or reports a CUDA error (its context is lost: it exits
+// after replying), the call returns GDN_ERR_ARM_FAULT naming the arm and the fault, and the next call
 // starts a fresh worker and registers the live arms in it again.
 //
 // Interrupts: the worker shares its parent's process group, so the SIGINT a Jupyter interrupt sends to the
 // kernel's group reaches it too. While idle it ignores SIGINT (an interrupt of an idle kernel leaves it
 // alone); while it serves a request SIGINT ends it, so an interrupt stops a running user arm and the call
-// returns GDN_ERR_ARM_FAULT naming the interrupt. A worker found dead before a call (whatever ended it) is
+// returns GDN_ERR_INTERRUPTED naming the interrupt. A worker found dead before a call (whatever ended it) is
 // replaced before the call instead of being reported. A process group of its own would keep idle interrupts
 // out as well, but then nothing would stop a running arm: the parent's thread is blocked in the call.
 #include "common/backend.h"
@@ -280,18 +280,22 @@ void close_worker(Worker* w, bool kill_it) {
   w->known.clear();
 }
 
-// Why the worker ended (after EOF on its pipe): reaps it and describes its status.
-std::string reap(Worker* w) {
+// Why the worker ended (after EOF on its pipe): reaps it and describes its status. *code (may be null) receives
+// the status the call reports: GDN_ERR_INTERRUPTED when SIGINT ended it (the caller's own process group was
+// interrupted, so the caller can report an interrupt, not a fault, from the code alone), else GDN_ERR_ARM_FAULT.
+std::string reap(Worker* w, gdn_status* code = nullptr) {
   int status = 0;
   pid_t r;
   do r = waitpid(w->pid, &status, 0);
   while (r < 0 && errno == EINTR);
   w->pid = -1;
+  if (code) *code = GDN_ERR_ARM_FAULT;
   std::string why;
   if (r < 0) why = "the worker disappeared";
-  else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGINT)
+  else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGINT) {
     why = "interrupted (SIGINT) while it ran: the interrupt stopped its worker";
-  else if (WIFSIGNALED(status)) why = std::string("the worker was killed by ") + signal_text(WTERMSIG(status));
+    if (code) *code = GDN_ERR_INTERRUPTED;
+  } else if (WIFSIGNALED(status)) why = std::string("the worker was killed by ") + signal_text(WTERMSIG(status));
   else if (WIFEXITED(status) && WEXITSTATUS(status) == kFaultExit && w->map) {
     why = std::string(w->map, strnlen(w->map, kFaultBytes - 1));
     if (why.empty()) why = "checked mode stopped the worker";
@@ -389,7 +393,7 @@ Worker* worker_for(gdn_backend* b) {
   return w;
 }
 
-// Reads one reply; a dead worker becomes GDN_ERR_ARM_FAULT naming `who`.
+// Reads one reply; a dead worker becomes GDN_ERR_ARM_FAULT naming `who` (GDN_ERR_INTERRUPTED when SIGINT ended it).
 gdn_status read_reply(gdn_backend* b, Worker* w, const std::string& who, int64_t deadline, int limit_ms,
                       MsgHeader* h, std::vector<char>* payload) {
   const int r = read_all(w->from, h, sizeof *h, deadline);
@@ -399,16 +403,18 @@ gdn_status read_reply(gdn_backend* b, Worker* w, const std::string& who, int64_t
                 "starts a fresh one)", who.c_str(), limit_ms);
   }
   if (r == 2) {
-    const std::string why = reap(w);
+    gdn_status code;
+    const std::string why = reap(w, &code);
     // Checked mode's message already names the arm ("arm 'x' read x at element ...").
     const bool named = why.compare(0, 5, "arm '") == 0;
-    return fail(b, GDN_ERR_ARM_FAULT, "%s%s%s; the kernel process and its buffers are unaffected (the next call starts a "
+    return fail(b, code, "%s%s%s; the kernel process and its buffers are unaffected (the next call starts a "
                 "fresh worker)", named ? "" : who.c_str(), named ? "" : ": ", why.c_str());
   }
   payload->resize((size_t)h->payload);
   if (h->payload && read_all(w->from, payload->data(), payload->size(), -1) != 0) {
-    const std::string why = reap(w);
-    return fail(b, GDN_ERR_ARM_FAULT, "%s: %s", who.c_str(), why.c_str());
+    gdn_status code;
+    const std::string why = reap(w, &code);
+    return fail(b, code, "%s: %s", who.c_str(), why.c_str());
   }
   return GDN_OK;
 }
@@ -429,9 +435,10 @@ gdn_status sync_arms(gdn_backend* b, Worker* w, bool* gone) {
     put(p, rh);
     for (int i = 0; i < 4; ++i) put_bytes(p, s[i]->data(), s[i]->size());
     if (!send_msg(w->to, kRegister, p)) {
-      const std::string why = reap(w);
+      gdn_status code;
+      const std::string why = reap(w, &code);
       *gone = true;
-      return fail(b, GDN_ERR_ARM_FAULT, "arm '%s': could not reach the worker: %s", a.name.c_str(), why.c_str());
+      return fail(b, code, "arm '%s': could not reach the worker: %s", a.name.c_str(), why.c_str());
     }
     MsgHeader h;
     std::vector<char> reply;
@@ -560,8 +567,9 @@ gdn_status run_in_worker(gdn_backend* b, std::vector<gdn_op> ops, bool forward, 
     if (st == GDN_OK) st = sync_arms(b, w, &gone);
     if (st != GDN_OK) return st;
     if (!send_msg(w->to, forward ? kRun : kTime, p)) {
-      const std::string why = reap(w);
-      return fail(b, GDN_ERR_ARM_FAULT, "%s: could not reach the worker: %s", who.c_str(), why.c_str());
+      gdn_status code;
+      const std::string why = reap(w, &code);
+      return fail(b, code, "%s: could not reach the worker: %s", who.c_str(), why.c_str());
     }
   }
   MsgHeader h;
