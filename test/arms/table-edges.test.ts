@@ -37,7 +37,8 @@ class StandIn {
   armInfo(code: number, id: number, out: ArmInfoStruct[]) {
     this.infos++;
     if (this.infoStatus !== 0) return this.infoStatus;
-    out[0] = { ...(this.tables.get(code) as ArmInfoStruct[])[id] };
+    // As koffi does with an out-parameter array: the element given is filled, none is added.
+    if (out.length > 0) out[0] = { ...(this.tables.get(code) as ArmInfoStruct[])[id] };
     return 0;
   }
   lastError() {
@@ -216,6 +217,14 @@ describe('arm table: edges (stand-in libgdn)', () => {
     assert.deepEqual(lib.mutantAsked, [1, 2, 3, 4]);
     lib.mutantNames = [];
     assert.deepEqual(convMutantNames(), []);
+  });
+});
+
+describe('arm table: the host libgdn', () => {
+  it('fills the out-parameter element it is given (names of built-in arms as a launch reports them)', () => {
+    armsChanged();
+    assert.deepEqual(arms('conv').slice(0, 2).map((a) => [a.id, a.name]), [[0, 'scalar'], [1, 'tiled']]);
+    assert.equal(armName('postconv', 0), 'tree');
   });
 });
 
