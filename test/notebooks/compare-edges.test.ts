@@ -42,6 +42,7 @@ describe('notebook comparison: edges', () => {
         { output_type: 'display_data' },
       ]),
       md('#No space'),
+      { cell_type: 'code', source: 'no outputs', metadata: {} },
     ]);
     assert.deepEqual(notebookItems(nb), [
       { kind: 'table', section: '(top)', cell: 0, html: '<table>t0</table>', text: '' },
@@ -78,6 +79,7 @@ describe('notebook comparison: edges', () => {
     assert.equal(shortProvenance({ date: 0 }), '? · ? · revision ? · 0');
     assert.equal(shortProvenance({ backend: 'host' }), 'host · ? · revision ? · ?');
     assert.equal(shortProvenance({ device: 'x' }), '? · x · revision ? · ?');
+    assert.equal(shortProvenance({ revision: 'r' }), '? · ? · revision r · ?');
     assert.equal(shortProvenance({ note: 'no facts' }), 'no facts');
     assert.equal(shortProvenance({}), 'unknown run');
   });
@@ -91,7 +93,7 @@ describe('notebook comparison: edges', () => {
       pairs: [
         {
           kind: 'table', section: 'T&S',
-          a: item({ kind: 'table', html: '<table onclick="x()" onload=\'y\' onerror=z data-a="1"><script>evil()</script><tr><td>1</td></tr><SCRIPT src=q></SCRIPT></table>' }),
+          a: item({ kind: 'table', html: '<table onclick="x()" onload=\'y z\' onerror=zz data-a="1" onmouseover = "a b"><script>evil()</script><tr><td>1</td></tr><SCRIPT src=q></SCRIPT></table>' }),
           b: item({ kind: 'table' }),
         },
         { kind: 'figure', section: 'F', a: item({ png: 'QUJD', text: 'a "fig"' }), b: item({ svg: '<svg/>', text: 's' }) },
