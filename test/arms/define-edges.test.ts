@@ -7,7 +7,7 @@
 
 import { strict as assert } from 'assert';
 import { armDefines, armSpec, defineConvArm, definePostconvArm, undefineArm } from '../../lib/arms/define';
-import { userArm } from '../../lib/arms/registry';
+import { forgetArm, registerArm, userArm } from '../../lib/arms/registry';
 import type { Backend } from '../../lib/backend';
 import { GdnError } from '../../lib/backend';
 
@@ -65,7 +65,8 @@ describe('defineArm: edges (stand-ins for the compiler and libgdn)', () => {
     replace(native, 'gdnLib', () => ({
       armRegister: (desc: Record<string, unknown>, id: number[]) => {
         registered.push(desc);
-        id[0] = nextId;
+        // As koffi does with an out-parameter array: the element given is filled, none is added.
+        if (id.length > 0) id[0] = nextId;
         return status;
       },
       statusName: (st: number) => `STATUS_${st}`,
@@ -88,6 +89,7 @@ describe('defineArm: edges (stand-ins for the compiler and libgdn)', () => {
   it('refuses a spec that is not an object and names that libgdn would refuse', () => {
     assert.throws(() => defineConvArm(null as never, { backend: host }), { name: 'TypeError', message: 'defineArm: expected { name, source, … }, got null' });
     assert.throws(() => definePostconvArm('x' as never, { backend: host }), { name: 'TypeError', message: 'defineArm: expected { name, source, … }, got x' });
+    assert.throws(() => definePostconvArm(undefined as never, { backend: host }), { name: 'TypeError', message: 'defineArm: expected { name, source, … }, got undefined' });
     const bad = (name: unknown, shown: string) =>
       assert.throws(() => defineConvArm({ name, source: body } as never, { backend: host }), { name: 'TypeError', message: `name: expected 1..31 of a-z, 0-9, '-', '_', '.', starting with a letter, got ${shown}` });
     bad('Up', '"Up"');
@@ -189,10 +191,14 @@ describe('defineArm: edges (stand-ins for the compiler and libgdn)', () => {
       { target: 'cuda', file: `/cache/${n}.cuda.90`, cached: false, compileMs: 1250, sm: '90', flags: ['-fcuda'] },
     ]);
     assert.deepEqual([d.cached, d.compileMs], [false, 2500]);
+    cachedTargets = ['host'];
+    const half = defineConvArm({ name: n, source: body }, { backend: cuda });
+    assert.deepEqual([half.cached, half.compileMs, half.summary], [false, 1250, `conv arm '${n}' (id 40, replaced): host cached, cuda sm_90 compiled in 1.3 s`]);
+    cachedTargets = [];
     compiles = [];
     defineConvArm({ name: n, source: body, cudaSm: '80', host: false }, { backend: cuda });
     assert.deepEqual(compiles, [{ ...base, target: 'cuda', sm: '80' }]);
-    assert.deepEqual([registered[2].host_module, registered[2].cuda_module, registered[2].host_fast_module], [null, `/cache/${n}.cuda.80`, null]);
+    assert.deepEqual([registered[3].host_module, registered[3].cuda_module, registered[3].host_fast_module], [null, `/cache/${n}.cuda.80`, null]);
     assert.throws(() => defineConvArm({ name: n, source: body, host: false }, { backend: host }), { name: 'Error', message: `arm '${n}': nothing to compile (host: false and no CUDA target)` });
     assert.throws(() => defineConvArm({ name: n, source: body, host: false, cudaSm: null }, { backend: host }), { name: 'Error', message: `arm '${n}': nothing to compile (host: false and no CUDA target)` });
     // Without a backend given, the active one decides.
@@ -214,6 +220,7 @@ describe('defineArm: edges (stand-ins for the compiler and libgdn)', () => {
     assert.equal(changed, 1);
     const p = fresh();
     definePostconvArm({ name: p, source: body }, { backend: host });
+    assert.deepEqual(userArm('postconv', p)?.mappings, []);
     assert.deepEqual(registered[1], {
       op: 3, threads_per_block: 128, channels_per_block: 0, tokens_per_program: 16, mappings: 0, shared_bytes: 0, cooperative: 0, time_limit_ms: 10000,
       requires_d128: 1, reserved0: 0, name: p, host_module: `/cache/${p}.host`, host_fast_module: null, cuda_module: null, reserved: [0, 0, 0, 0, 0, 0, 0, 0],
@@ -289,5 +296,9 @@ describe('defineArm: edges (stand-ins for the compiler and libgdn)', () => {
     assert.equal(armSpec('conv', n), undefined);
     assert.equal(armDefines('conv', n), undefined);
     assert.equal(undefineArm('conv', n), false);
+    // An entry of the registry that this module did not define has no spec here.
+    registerArm({ op: 'conv', name: n, id: 1, mappings: [], description: '', prepareTiming() {} });
+    assert.equal(armSpec('conv', n), undefined);
+    forgetArm('conv', n);
   });
 });
