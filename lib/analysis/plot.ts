@@ -295,7 +295,7 @@ export interface UlpHistogramPlotOptions extends PlotOptions {
 type HistogramInput = DiffResult | UlpHistogram | { name: string; histogram: UlpHistogram };
 
 function asNamedHistogram(x: HistogramInput, i: number): { name: string; histogram: UlpHistogram } {
-  if (x && 'histogram' in x && x.histogram && Array.isArray(x.histogram.counts)) {
+  if (x && typeof x === 'object' && 'histogram' in x && x.histogram && Array.isArray(x.histogram.counts)) {
     const name = ('name' in x && typeof x.name === 'string' ? x.name : (x as DiffResult).label) ?? `diff ${i + 1}`;
     return { name, histogram: x.histogram };
   }
@@ -368,8 +368,8 @@ export function coarsenMap(map: MismatchMap, maxRows: number, maxCols: number): 
 export function plotMismatchMap(input: DiffResult | MismatchMap, opts: HeatmapPlotOptions = {}): Figure {
   let map: MismatchMap;
   let name = '';
-  if (input && 'counts' in input && 'rowEdges' in input) map = input as MismatchMap;
-  else if (input && 'map' in input) {
+  if (input && typeof input === 'object' && 'counts' in input && 'rowEdges' in input) map = input as MismatchMap;
+  else if (input && typeof input === 'object' && 'map' in input) {
     if (!input.map) throw new RangeError('diff: this result has no mismatch map (it was computed with { map: false })');
     map = input.map;
     name = input.label ?? '';
