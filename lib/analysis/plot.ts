@@ -308,7 +308,8 @@ export function plotUlpHistogram(input: HistogramInput | HistogramInput[], opts:
   const list = (Array.isArray(input) ? input : [input]).map(asNamedHistogram);
   if (list.length === 0) throw new RangeError('histograms: nothing to plot');
   const cats = list.map((h) => histogramCategories(h.histogram));
-  const longest = cats.reduce((a, b) => (b.labels.length > a.labels.length ? b : a)).labels.filter((l) => /^\d/.test(l));
+  // The ulp buckets are one fixed sequence (0, 1, 2, 3–4, …): the longest list of them holds every other one.
+  const longest = cats.map((c) => c.labels.filter((l) => /^\d/.test(l))).reduce((a, b) => (b.length > a.length ? b : a));
   const classes = ['Inf', 'NaN≠number', 'NaN payload'].filter((c) => cats.some((x) => x.labels.includes(c)));
   const labels = [...longest, ...classes];
   const logY = opts.logY ?? true;

@@ -15,6 +15,7 @@ import { summarize } from '../../lib/analysis/stats';
 import { paletteColor, withAlpha } from '../../lib/view/figure';
 import { pngUnavailable } from '../../lib/view/png';
 import { MIME_BUNDLE } from '../../lib/view/display';
+import { withKernel } from '../view/fake-kernel';
 
 const off = { show: false };
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -65,6 +66,20 @@ describe('plot at its edges', () => {
     assert.deepEqual(g[MIME_BUNDLE](), b);
   });
 
+  it('in a kernel: show() displays once and says so; a shown figure as the last value adds nothing', async () => {
+    const f = new Figure({ data: [], layout: {} });
+    const { value, outputs } = await withKernel(() => [f.show(), f[MIME_BUNDLE]()]);
+    assert.deepEqual(value, [true, null]);
+    assert.equal(outputs.length, 1);
+    const g = new Figure({ data: [], layout: {} });
+    const second = await withKernel(() => [g[MIME_BUNDLE]() !== null, g[MIME_BUNDLE]()]);
+    assert.deepEqual(second.value, [true, null]);
+    const h = await withKernel(() => plotUlpHistogram(new UlpHistogramBuilder().finish()));
+    assert.equal(h.outputs.length, 1, 'shown by default');
+    const quiet = await withKernel(() => plotUlpHistogram(new UlpHistogramBuilder().finish(), off));
+    assert.equal(quiet.outputs.length, 0);
+  });
+
   it('capSamples: all samples rounded when few, else evenly spaced quantiles', () => {
     assert.deepEqual(capSamples([3, 1.234567, 2], 3), [1.235, 2, 3]);
     assert.deepEqual(capSamples([0, 10, 20, 30, 40], 2), [10, 30]); // quantiles 0.25 and 0.75
@@ -91,6 +106,9 @@ describe('plot at its edges', () => {
   it('plotTiming: a log axis when the slowest sample is over 20× the fastest; titles; size', () => {
     const axis = (cases: Any[], o = {}) => plotTiming(cases, { ...off, ...o }).layout.xaxis!.type;
     assert.equal(axis([timed('a', [1, 20])]), 'linear');
+    assert.equal(axis([timed('a', [2, 40])]), 'linear');
+    assert.equal(axis([timed('a', [2, 41])]), 'log');
+    assert.equal(axis([timed('a', [1, 2])], { logX: 'auto' }), 'linear');
     assert.equal(axis([timed('a', [1, 20.5])]), 'log');
     assert.equal(axis([timed('a', [1]), timed('b', [21])]), 'log');
     assert.equal(axis([timed('a', [1]), timed('b', [21])], { logX: 'auto' }), 'log');
@@ -137,6 +155,9 @@ describe('plot at its edges', () => {
     assert.deepEqual(r.layout.title, { text: 'R — 2 arms' });
     assert.equal(r.layout.xaxis!.title!.text, 'µs per launch — events');
     assert.equal(r.layout.annotations![0].text, `${'p'.repeat(129)}…`);
+    // A result without provenanceLine: the first case's provenance.
+    const bare = plotTiming({ cases: [timed('a', [1, 2], { provenance: prov })], provenance: {}, percentOfCopy: () => undefined } as never, off);
+    assert.equal(bare.layout.annotations![0].text, 'host: cpu; revision abc; t0; run r1');
     const none = plotTiming({ ...result, percentOfCopy: () => undefined, provenanceLine: () => '' } as never, off);
     assert.deepEqual(none.data.map((t) => t.name), ['copy', 'arm']);
     assert.equal(none.layout.annotations, undefined);
@@ -163,6 +184,10 @@ describe('plot at its edges', () => {
     const g = plotTiming([timed('a', [1, 5, 100])], { ...off, kind: 'histogram', bins: 2 });
     assert.deepEqual((g.data[0] as Any).x, [1, 10, 100]);
     assert.deepEqual((g.data[0] as Any).y, [0.6667, 0.3333, 0.3333]);
+    // The range starts above 0: edges 2 … 6.
+    const k = plotTiming([timed('a', [2, 3, 3, 6])], { ...off, kind: 'histogram', bins: 4 });
+    assert.deepEqual((k.data[0] as Any).x, [2, 3, 4, 5, 6]);
+    assert.deepEqual((k.data[0] as Any).y, [0.25, 0.5, 0, 0.25, 0.25]);
     // All samples equal: one unit wide.
     const h = plotTiming([timed('a', [3, 3])], { ...off, kind: 'histogram', bins: 2 });
     assert.deepEqual((h.data[0] as Any).x, [3, 3.5, 4]);
@@ -223,6 +248,23 @@ describe('plot at its edges', () => {
     assert.deepEqual(plotUlpHistogram({ histogram: a } as Any, off).data[0].name, 'diff 1');
     assert.deepEqual(plotUlpHistogram([a, { name: 5, histogram: a } as Any], off).data[1].name, 'diff 2');
     assert.deepEqual(plotUlpHistogram(a, { ...off, title: 'X' }).layout.title, { text: 'X' });
+    // The buckets of the histogram with the most of them, even when another has more labels (its classes).
+    const h3 = new UlpHistogramBuilder();
+    h3.add(1, 1);
+    h3.inf = 1;
+    h3.nanVsNumber = 1;
+    const c = h3.finish();
+    const h4 = new UlpHistogramBuilder();
+    h4.add(3, 2);
+    const d4 = h4.finish();
+    for (const order of [[c, d4], [d4, c]]) {
+      const f = plotUlpHistogram(order, off);
+      assert.deepEqual(f.data.map((t: Any) => t.x), [['0', '1', '2', '3–4', 'Inf', 'NaN≠number'], ['0', '1', '2', '3–4', 'Inf', 'NaN≠number']]);
+      assert.deepEqual(f.data.map((t: Any) => t.y), order[0] === c ? [[0, 1, 0, 0, 1, 1], [0, 0, 0, 2, 0, 0]] : [[0, 0, 0, 2, 0, 0], [0, 1, 0, 0, 1, 1]]);
+    }
+    for (const bad of [null, { histogram: null }, { labels: [] }]) {
+      assert.throws(() => plotUlpHistogram(bad as never, off), (e: unknown) => e instanceof TypeError && e.message.startsWith('histograms[0]: expected a DiffResult, an UlpHistogram or { name, histogram }, got '));
+    }
     assert.throws(() => plotUlpHistogram([], off), msg('histograms: nothing to plot'));
     // A number or a string is refused in these words (the 'in' operator threw its own TypeError on them).
     assert.throws(() => plotUlpHistogram([a, 3 as never], off), msg('histograms[1]: expected a DiffResult, an UlpHistogram or { name, histogram }, got 3', TypeError));
@@ -247,6 +289,10 @@ describe('plot at its edges', () => {
     assert.deepEqual(r.rowEdges, [0, 3]);
     assert.deepEqual(r.colEdges, [0, 2, 4, 5]);
     assert.deepEqual(coarsenMap(m, 0, 0).counts, [[45]]);
+    const cols = coarsenMap(m, 3, 2);
+    assert.deepEqual(cols.counts, [[3, 3], [9, 6], [15, 9]]);
+    assert.deepEqual(cols.rowEdges, [0, 1, 2, 3]);
+    assert.deepEqual(coarsenMap(m, 2, 3).counts, [[5, 7, 9], [7, 8, 9]]);
     const e = map([], [0], [0], 0, 0);
     assert.equal(coarsenMap(e, 1, 1), e);
   });
@@ -285,6 +331,8 @@ describe('plot at its edges', () => {
     assert.equal(plotMismatchMap({ map: m } as never, off).layout.title!.text, 'where elements mismatch (7 of 12)');
     assert.equal(plotMismatchMap(m, { ...off, title: 'X' }).layout.title!.text, 'X');
     assert.equal(plotMismatchMap(map([], [0], [0], 0, 0), off).layout.xaxis!.title!.text, 'channel (0×0 cells over 0×0)');
+    // A cell of no elements (a tensor of no rows) has fraction 0, not 0/0.
+    assert.deepEqual((plotMismatchMap(map([[0]], [0, 0], [0, 4], 0, 4), off).data[0] as Any).z, [[0]]);
     assert.throws(() => plotMismatchMap({ map: null } as never, off), msg('diff: this result has no mismatch map (it was computed with { map: false })'));
     assert.throws(() => plotMismatchMap(3 as never, off), msg('input: expected a DiffResult or a MismatchMap, got 3', TypeError));
     assert.throws(() => plotMismatchMap('m' as never, off), (e: unknown) => e instanceof TypeError && e.message.startsWith('input: expected a DiffResult or a MismatchMap, got '));
@@ -316,7 +364,7 @@ describe('plot at its edges', () => {
       assert.ok(facts.includes('\n<table class="provenance"><tr><th>revision</th><td>abc</td></tr><tr><th>n</th><td>1,234,567</td></tr></table>\n\n</body></html>'), facts);
       const bare = standaloneHtml([], { plotlyPath: bundle });
       assert.ok(bare.endsWith('<h1>gdnlab figures</h1>\n\n\n</body></html>'));
-      assert.ok(standaloneHtml([], { plotlyPath: bundle, provenanceHeader: null as never }).endsWith('<h1>gdnlab figures</h1>\n\n\n</body></html>'));
+      for (const h of [null, 5]) assert.ok(standaloneHtml([], { plotlyPath: bundle, provenanceHeader: h as never }).endsWith('<h1>gdnlab figures</h1>\n\n\n</body></html>'));
       assert.throws(() => standaloneHtml(3 as never), msg('figures: expected an array of figures, got 3', TypeError));
       assert.throws(() => standaloneHtml([fig, { data: 1 } as never], { plotlyPath: bundle }), (e: unknown) => e instanceof TypeError && e.message.startsWith('figures[1]: expected a Figure or { data, layout }, got '));
     } finally {
