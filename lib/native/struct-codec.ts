@@ -32,17 +32,19 @@ const PRIMITIVE_KINDS: Record<string, Kind | undefined> = {
   Int32: 'i32', UInt32: 'u32', Int64: 'i64', UInt64: 'u64', Float32: 'f32',
 };
 
-function fieldsOf(type: unknown, base: number, prefix: string[], out: Field[]): void {
+/** The primitive fields of `type`, nested structs flattened; `root` names the outermost struct in messages. */
+function fieldsOf(type: unknown, base: number, prefix: string[], out: Field[], root?: string): void {
   const info = koffi.type(type as never) as unknown as TypeInfo;
+  const name = root ?? info.name;
   for (const m of Object.values(info.members ?? {})) {
     const mt = koffi.type(m.type as never) as unknown as TypeInfo;
     const path = [...prefix, m.name];
-    if (mt.primitive === 'Record') fieldsOf(m.type, base + m.offset, path, out);
+    if (mt.primitive === 'Record') fieldsOf(m.type, base + m.offset, path, out, name);
     else if (mt.primitive === 'Array') continue; // reserved tails: left zero
     else {
       const kind = PRIMITIVE_KINDS[mt.primitive];
-      if (!kind) throw new Error(`struct-codec: ${info.name}.${path.join('.')} has type ${mt.name} (${mt.primitive}), which the codec does not handle`);
-      if (m.offset % 4 !== 0) throw new Error(`struct-codec: ${info.name}.${path.join('.')} is not 4-byte aligned`);
+      if (!kind) throw new Error(`struct-codec: ${name}.${path.join('.')} has type ${mt.name} (${mt.primitive}), which the codec does not handle`);
+      if ((base + m.offset) % 4 !== 0) throw new Error(`struct-codec: ${name}.${path.join('.')} is not 4-byte aligned`);
       out.push({ path, offset: base + m.offset, kind });
     }
   }
