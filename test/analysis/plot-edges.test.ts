@@ -13,6 +13,7 @@ import { MismatchMap } from '../../lib/analysis/mismatch-map';
 import { UlpHistogramBuilder } from '../../lib/analysis/ulp-histogram';
 import { summarize } from '../../lib/analysis/stats';
 import { paletteColor, withAlpha } from '../../lib/view/figure';
+import * as png from '../../lib/view/png';
 import { pngUnavailable } from '../../lib/view/png';
 import { MIME_BUNDLE } from '../../lib/view/display';
 import { withKernel } from '../view/fake-kernel';
@@ -64,6 +65,36 @@ describe('plot at its edges', () => {
     assert.equal(g.show(), false);
     assert.deepEqual(g[MIME_BUNDLE](), b);
     assert.deepEqual(g[MIME_BUNDLE](), b);
+  });
+
+  it('the PNG through a stand-in png module: rendered once and cached; left out with the reason where resvg is missing', () => {
+    const saved = { pngUnavailable: png.pngUnavailable, svgToPng: png.svgToPng };
+    const mod = png as Any;
+    try {
+      let calls = 0;
+      mod.pngUnavailable = () => undefined;
+      mod.svgToPng = () => (calls++, { png: Buffer.from('png!'), width: 3, height: 4 });
+      const f = new Figure({ data: [], layout: {} });
+      const b = f.bundle();
+      assert.equal(b.data['image/png'], Buffer.from('png!').toString('base64'));
+      assert.deepEqual(b.metadata, { 'image/png': { width: 3, height: 4 } });
+      f.bundle();
+      assert.equal(f.pngBase64(), Buffer.from('png!').toString('base64'));
+      assert.equal(calls, 1);
+      mod.pngUnavailable = () => 'stand-in: no resvg';
+      mod.svgToPng = () => {
+        throw new Error('svgToPng called without resvg');
+      };
+      const g = new Figure({ data: [], layout: {} });
+      assert.equal(g.pngBase64(), undefined);
+      const c = g.bundle();
+      assert.deepEqual(Object.keys(c.data), [PLOTLY_MIME, 'image/svg+xml', 'text/plain']);
+      assert.deepEqual(c.metadata, {});
+      assert.equal(g.summary(), 'Figure "figure" (0 traces) [no PNG: stand-in: no resvg]');
+    } finally {
+      mod.pngUnavailable = saved.pngUnavailable;
+      mod.svgToPng = saved.svgToPng;
+    }
   });
 
   it('in a kernel: show() displays once and says so; a shown figure as the last value adds nothing', async () => {
