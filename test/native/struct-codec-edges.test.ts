@@ -72,6 +72,24 @@ describe('struct-codec at its edges', () => {
     assert.deepEqual(Array.from(s2), Array.from(enc.encode(noInner)));
   });
 
+  it('three levels of nesting: each missing level leaves its fields zero; a packed field aligned in the outer struct is accepted', () => {
+    const c = koffi.struct(fresh('edge_c'), { z: 'int32_t', w: 'int32_t' });
+    const b = koffi.struct(fresh('edge_b'), { c });
+    const type = koffi.struct(fresh('edge_a'), { t: 'int32_t', u: 'int32_t', b });
+    const enc = structEncoder<Record<string, unknown>>(type);
+    assert.equal(enc.size, 16);
+    const words = (bytes: Uint8Array) => Array.from(new Int32Array(bytes.buffer, bytes.byteOffset, 4));
+    assert.deepEqual(words(enc.encode({ t: 1, u: 2, b: { c: { z: 3, w: -4 } } })), [1, 2, 3, -4]);
+    assert.deepEqual(words(enc.encode({ t: 1, u: 2, b: {} })), [1, 2, 0, 0]);
+    assert.deepEqual(words(enc.encode({ t: 1, u: 2 })), [1, 2, 0, 0]);
+    // Outer offset 1 plus inner offset 3: byte 4, aligned.
+    const inner = koffi.pack(fresh('edge_pi'), { pad: koffi.array('uint8_t', 3), x: 'int32_t' });
+    const outer = koffi.pack(fresh('edge_po'), { pad: koffi.array('uint8_t', 1), in: inner });
+    const p = structEncoder<Record<string, unknown>>(outer);
+    assert.equal(p.size, 8);
+    assert.equal(new DataView(p.encode({ in: { x: -7 } }).buffer).getInt32(4, true), -7);
+  });
+
   it('bad values are refused with the field named, for each kind', () => {
     const { name, type } = allKinds();
     const enc = structEncoder<Record<string, unknown>>(type);
