@@ -24,13 +24,15 @@ async function main(): Promise<void> {
   const packed = Tensor.random([T, 2 * Hv], 'bf16', { seed: 5 }).to(backend);
   const gates = { b: packed.sliceCols(0, Hv), a: packed.sliceCols(Hv, Hv), ALog: Tensor.random([Hv], 'f32', { seed: 6 }).to(backend), dtBias: Tensor.random([Hv], 'f32', { seed: 7 }).to(backend) };
   const convInputs = { x, weight, queryStartLoc: [0, T], hasInitialState: [false], convState };
-  const runs: [string, () => Promise<{ release(): void }>][] = [
-    ['conv stream-mufu/exact', () => conv.forward(convInputs, { arm: 'stream-mufu', mapping: 'exact', outDtype: 'bf16', backend })],
-    ['postconv vec-tile', () => postconv.forward({ convOut: x, ...gates }, { ...dims, arm: 'vec-tile', qkvDtype: 'bf16', backend })],
-    ['fused stream-mufu', () => fused.forward({ ...convInputs, ...gates }, { ...dims, arm: 'stream-mufu', convDtype: 'bf16', qkvDtype: 'bf16', backend })],
+  // Synchronous launches, from this thread: ncu 2025.3.1 could not profile a kernel launched from koffi's worker
+  // thread (the async forward), as lib/profile/child.ts says.
+  const runs: [string, () => { release(): void }][] = [
+    ['conv stream-mufu/exact', () => conv.forwardSync(convInputs, { arm: 'stream-mufu', mapping: 'exact', outDtype: 'bf16', backend })],
+    ['postconv vec-tile', () => postconv.forwardSync({ convOut: x, ...gates }, { ...dims, arm: 'vec-tile', qkvDtype: 'bf16', backend })],
+    ['fused stream-mufu', () => fused.forwardSync({ ...convInputs, ...gates }, { ...dims, arm: 'stream-mufu', convDtype: 'bf16', qkvDtype: 'bf16', backend })],
   ];
   for (const [label, run] of runs) {
-    for (let i = 0; i < n; i++) (await run()).release();
+    for (let i = 0; i < n; i++) run().release();
     console.log(`${label}: ${n} launches at Qwen3.5-4B T=${T} on ${backend.info().name}`);
   }
 }

@@ -36,17 +36,21 @@ export async function runJob(job: ProfileJob, backend: Backend): Promise<Profile
   const inputs = readInputs(job.inputs);
   const elements = outputElements(job.op, inputs, job.forward);
   const launches: ProfiledLaunch[] = [];
+  // Every launch from this thread (forwardSync), never from koffi's worker thread (forward): Nsight Compute
+  // 2025.3.1 could not profile a kernel launched from that thread ("Failed to prepare kernel for profiling",
+  // "Unknown Error on device 0", H100, driver 580.159.04) and profiled the same launch made here
+  // (docs/CHANGELOG.md 2026-12-06).
   for (const a of job.arms) {
     if (job.op === 'conv') {
-      const r = await conv.forward(inputs as unknown as conv.ConvInputs, { ...job.forward, arm: a.arm, ...(a.mapping ? { mapping: a.mapping as conv.ConvMapping } : {}), backend });
+      const r = conv.forwardSync(inputs as unknown as conv.ConvInputs, { ...job.forward, arm: a.arm, ...(a.mapping ? { mapping: a.mapping as conv.ConvMapping } : {}), backend });
       launches.push({ label: a.label, ran: `${r.contract.arm}/${r.contract.mapping}`, outputElements: elements, launch: { ...r.contract }, user: userNames.has(a.arm) });
       r.release();
     } else if (job.op === 'postconv') {
-      const r = await postconv.forward(inputs as unknown as postconv.PostconvInputs, { ...(job.forward as unknown as postconv.PostconvOptions), arm: a.arm, backend });
+      const r = postconv.forwardSync(inputs as unknown as postconv.PostconvInputs, { ...(job.forward as unknown as postconv.PostconvOptions), arm: a.arm, backend });
       launches.push({ label: a.label, ran: r.arm, outputElements: elements, launch: { arm: r.arm }, user: userNames.has(a.arm) });
       r.release();
     } else {
-      const r = await fused.forward(inputs as unknown as fused.FusedInputs, { ...(job.forward as unknown as fused.FusedOptions), arm: a.arm, backend });
+      const r = fused.forwardSync(inputs as unknown as fused.FusedInputs, { ...(job.forward as unknown as fused.FusedOptions), arm: a.arm, backend });
       launches.push({ label: a.label, ran: r.launch.arm, outputElements: elements, launch: { ...r.launch }, user: false });
       r.release();
     }
