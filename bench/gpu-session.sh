@@ -13,6 +13,8 @@
 #              bench/pack-vllm.sh)
 #     bench2   gdnlab bench postconv (the same baselines), bench fused, bench overhead, the verdict self-check
 #     sanitize compute-sanitizer memcheck, racecheck and synccheck over every arm
+#     profile  gdnlab profile conv|postconv|fused under ncu: $OUT/profile-OP.json, and the raw CSV with the launch
+#              manifest in $OUT/profile-OP/ (a recorded fixture for test/fixtures/ncu)
 #     crosscheck  one shape per op (Qwen3.5-4B T=8192): the bench's fair event medians of our fastest arms and
 #              vLLM's kernels beside Nsight Compute's kernel durations of the same launches ($OUT/crosscheck.md)
 #     tune     cuda/tests/tile_tune.cu built here and run: GDN_TUNE="SET ROUNDS[;SET ROUNDS...]" (default "conv12 15",
@@ -108,6 +110,19 @@ for stage in "$@"; do
       fi
       rm -f "$OUT"/xc-*.ncu-rep
       node dist/bench/crosscheck.js "$OUT" | tee "$OUT/crosscheck.md" ;;
+    profile)
+      # gdn.profile of each op's arms under ncu (the profile child launches from its calling thread: ncu 2025.3.1 could
+      # not profile a launch from koffi's worker thread, 4be25c1). The parsed table as JSON, and the raw CSV with the
+      # child's launch manifest, which test/fixtures/ncu/README.md turns into a recorded fixture.
+      for spec in "conv scalar,vec,stream-mufu,reg16 --define examples/arms/reg16.json" "postconv tree,token-tile,vec-tile" "fused stream,stream-mufu"; do
+        read -r op arms extra <<< "$spec"
+        # shellcheck disable=SC2086
+        step "profile-$op" sh -c "node bin/gdnlab.js profile $op --backend cuda --arms $arms $extra --json > '$OUT/profile-$op.json'"
+        csv=$(node -e 'try { console.log(require(process.argv[1]).csv || "") } catch (e) {}' "$OUT/profile-$op.json")
+        if [ -n "$csv" ] && [ -f "$csv" ]; then
+          mkdir -p "$OUT/profile-$op" && cp "$csv" "$(dirname "$csv")/launches.json" "$OUT/profile-$op/"
+        fi
+      done ;;
     sanitize)
       for tool in memcheck racecheck synccheck; do
         step "sanitize-$tool" compute-sanitizer --tool "$tool" --error-exitcode 9 node bin/gdnlab.js check sanitize --backend cuda
