@@ -208,7 +208,7 @@ export class Tensor {
     const n = numelOf(t.shape);
     if (values.length !== n) throw new RangeError(`values: expected ${n} elements for shape [${shape}], got ${values.length}`);
     const cols = t.cols;
-    const view = typedView(t.dtype, (t.storage as HostStorage).data);
+    const view = typedView(t.dtype, (t.storage as HostStorage).data, true);
     for (let r = 0, i = 0; r < t.rows; r++) {
       const base = t.offset + r * t.rowStride;
       for (let c = 0; c < cols; c++, i++) view[base + c] = encode(t.dtype, values[i]);
@@ -472,7 +472,7 @@ export class Tensor {
   fillPadding(value: number): this {
     this.assertLive('tensor');
     if (!(this.storage instanceof HostStorage)) throw new Error('fillPadding: host tensors only');
-    const view = typedView(this.dtype, this.storage.data);
+    const view = typedView(this.dtype, this.storage.data, true);
     const enc = encode(this.dtype, value);
     for (let r = 0; r < this.rows; r++) {
       const base = this.offset + r * this.rowStride;
@@ -530,9 +530,17 @@ function layoutBytes(shape: readonly number[], dtype: DType, opts: TensorOptions
 type Typed = Float32Array | Uint16Array | Int32Array | Int8Array | Uint32Array;
 
 /** A typed view of raw storage bytes (the f32 view holds bits as numbers via Uint32). */
-function typedView(dtype: DType, data: Uint8Array): Typed {
+/**
+ * The elements of host bytes as their dtype's typed array. Bytes that start off the element size's alignment (a
+ * view into a file's buffer, say) can only be read through a copy; `forWrite` refuses them instead, because a write
+ * into that copy would be lost without a word.
+ */
+function typedView(dtype: DType, data: Uint8Array, forWrite = false): Typed {
   const n = Math.floor(data.byteLength / dtypeSize(dtype));
   const aligned = data.byteOffset % dtypeSize(dtype) === 0;
+  if (!aligned && forWrite) {
+    throw new RangeError(`tensor: its host bytes start at byte offset ${data.byteOffset}, not a multiple of ${dtype}'s ${dtypeSize(dtype)} bytes, so a write would go to a copy and be lost; write into tensor.clone() instead`);
+  }
   const buf = aligned ? data : data.slice();
   switch (dtype) {
     case 'f32':

@@ -508,3 +508,26 @@ describe('Tensor edges', () => {
     });
   });
 });
+
+describe('host bytes off their element alignment (lib/tensor.ts typedView)', function () {
+  // Bytes 1..9 of a buffer: bf16 elements at an odd byte offset, as a view into a file's buffer can be.
+  const unaligned = () => {
+    const buf = new Uint8Array(10);
+    buf.set([0x80, 0x3f, 0x00, 0x40, 0x40, 0x40, 0x80, 0x40], 1); // 1, 2, 3, 4 in bf16, little-endian
+    return new Tensor([2, 2], 'bf16', new HostStorage(buf.subarray(1, 9)));
+  };
+
+  it('reads them through a copy: the values are right', function () {
+    assert.deepEqual([...unaligned().toFloat32()], [1, 2, 3, 4]);
+  });
+
+  it('refuses a write into them instead of writing into a copy that is thrown away', function () {
+    const t = new Tensor([2, 1], 'bf16', new HostStorage(new Uint8Array(10).subarray(1, 9)), { rowStride: 2 });
+    throwsExactly(() => t.fillPadding(7), RangeError,
+      "tensor: its host bytes start at byte offset 1, not a multiple of bf16's 2 bytes, so a write would go to a copy and be lost; write into tensor.clone() instead");
+    // Aligned bytes take the write (the guard is not a refusal of every view).
+    const ok = new Tensor([2, 1], 'bf16', new HostStorage(new Uint8Array(10).subarray(2, 10)), { rowStride: 2 });
+    ok.fillPadding(1);
+    assert.deepEqual([...new Uint16Array(ok.storage instanceof HostStorage ? ok.storage.data.slice().buffer : new ArrayBuffer(0))], [0, 0x3f80, 0, 0x3f80]);
+  });
+});
