@@ -19,11 +19,17 @@ export function formatNumber(x: number, digits = 4): string {
   if (Number.isInteger(x) && Math.abs(x) < 1e15) return groupThousands(x);
   const ax = Math.abs(x);
   if (ax !== 0 && (ax < 1e-3 || ax >= 1e9)) return x.toExponential(Math.max(digits - 1, 0)).replace(/\.?0+e/, 'e').replace('e+', 'e');
-  if (ax >= 10 ** digits) return groupThousands(Math.round(x));
-  const s = x.toPrecision(digits);
-  // Rounding to `digits` can carry up to 10^digits (9999.5 → "1.000e+4"): a whole number, grouped.
-  if (s.includes('e')) return groupThousands(Number(s));
-  return s.replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, '');
+  return significant(x, digits).replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, '');
+}
+
+/**
+ * v at `digits` significant digits, trailing zeros kept, never in exponent notation: from 10^digits on, and where
+ * rounding carries there (9999.5 → "1.000e+4" by toPrecision), a whole number, grouped. For |v| ≥ 0.001.
+ */
+function significant(v: number, digits: number): string {
+  if (Math.abs(v) >= 10 ** digits) return groupThousands(Math.round(v));
+  const s = v.toPrecision(digits);
+  return s.includes('e') ? groupThousands(Number(s)) : s;
 }
 
 /**
@@ -37,10 +43,7 @@ export function formatDuration(us: number, digits = 4): string {
   const [v, unit] = ax < 1000 ? [us, 'µs'] : ax < 1e6 ? [us / 1000, 'ms'] : [us / 1e6, 's'];
   if (v === 0) return `0 ${unit}`;
   if (Math.abs(v) < 1e-3) return `${formatNumber(v, digits)} ${unit}`;
-  const p = Math.abs(v) >= 10 ** digits ? groupThousands(Math.round(v)) : v.toPrecision(digits);
-  // As in formatNumber: a carry to 10^digits (9999.6 s → "1.000e+4") is a whole number, grouped.
-  const s = p.includes('e') ? groupThousands(Number(p)) : p;
-  return `${s} ${unit}`;
+  return `${significant(v, digits)} ${unit}`;
 }
 
 /** A percentage with 3–4 significant digits ("97.3%", "112.4%", "0.512%"). */
