@@ -8,47 +8,26 @@
 
 import * as fs from 'fs';
 import * as path from 'path';
-import { toBaseUnit } from '../lib/profile/ncu-csv';
+import { metricValue, parseNcuCsv } from '../lib/profile/ncu-csv';
 
-/** Rows of a CSV text (quoted fields with "" escapes; ncu's raw page). */
-export function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [], field = '', quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') { field += '"'; i++; }
-      else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') { row.push(field); field = ''; }
-    else if (c === '\n' || c === '\r') {
-      if (c === '\r' && text[i + 1] === '\n') i++;
-      row.push(field); rows.push(row); row = []; field = '';
-    } else field += c;
-  }
-  if (field || row.length) { row.push(field); rows.push(row); }
-  return rows;
-}
+const DURATION = 'gpu__time_duration.sum';
 
-/** Kernel name → durations in µs, from ncu's raw CSV (a header row of metric names, a row of units, a row per kernel). */
+/**
+ * Kernel name → durations in µs, from ncu's raw CSV, read by the profile's own parser (lib/profile/ncu-csv.ts:
+ * its records, units and number forms, whichever spelling ncu's version prints); a launch whose duration is not a
+ * number ("n/a") is left out.
+ */
 export function kernelDurations(csv: string): Map<string, number[]> {
-  const rows = parseCsv(csv).filter((r) => r.length > 1);
-  const head = rows.findIndex((r) => r.includes('Kernel Name') && r.includes('gpu__time_duration.sum'));
-  if (head < 0) throw new Error("ncu CSV: no header row with 'Kernel Name' and 'gpu__time_duration.sum'");
-  const name = rows[head].indexOf('Kernel Name');
-  const dur = rows[head].indexOf('gpu__time_duration.sum');
-  const unit = rows[head + 1]?.[dur] ?? '';
-  // The profile parser's unit table (ncu prints 'ns' or 'nsecond' by version); anything but a time is refused.
-  if (toBaseUnit(1, unit).unit !== 'ns') throw new Error(`ncu CSV: '${unit}' is not a unit of time (gpu__time_duration.sum)`);
-  const scale = toBaseUnit(1, unit).value;
+  const report = parseNcuCsv(csv);
+  if (!report.metricNames.includes(DURATION)) throw new Error(`ncu CSV: no '${DURATION}' column`);
   const out = new Map<string, number[]>();
-  for (const r of rows.slice(head + 2)) {
-    const v = Number(r[dur].replace(/,/g, ''));
-    if (!Number.isFinite(v)) continue;
-    const list = out.get(r[name]) ?? [];
-    list.push((v * scale) / 1e3);
-    out.set(r[name], list);
+  for (const k of report.kernels) {
+    const ns = metricValue(k, DURATION);
+    if (ns === null) continue;
+    if (k.units[DURATION] !== 'ns') throw new Error(`ncu CSV: '${k.units[DURATION]}' is not a unit of time (${DURATION})`);
+    const list = out.get(k.kernelName) ?? [];
+    list.push(ns / 1e3);
+    out.set(k.kernelName, list);
   }
   return out;
 }
