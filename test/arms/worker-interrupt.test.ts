@@ -101,13 +101,13 @@ class ArmHost {
     process.kill(-this.proc.pid!, 'SIGINT');
   }
 
-  /** The user-arm workers among the host's children. */
+  /** The live user-arm workers among the host's children (a worker killed but not yet reaped is a zombie, not live). */
   workers(): number[] {
     return fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number).filter((pid) => {
       try {
         const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-        return ppid === this.proc.pid && fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'gdn_user_worker';
+        const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        return state !== 'Z' && Number(ppid) === this.proc.pid && fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'gdn_user_worker';
       } catch {
         return false;
       }
@@ -148,6 +148,15 @@ describe('user-arm worker: interrupts of the process group', function () {
     }
     assert.deepEqual(host.workers(), before, 'the idle worker survived three interrupts');
     assert.equal(await host.command('good'), 'good ok 0');
+    // The same worker served that call: a worker killed while idle would have been replaced before it, silently.
+    assert.deepEqual(host.workers(), before, 'the call after the interrupts ran in the same worker');
+    // And after a second request, too: the worker goes back to ignoring interrupts after every request, not only
+    // after its start.
+    for (let i = 0; i < 3; i++) {
+      host.interruptGroup();
+      await sleep(200);
+    }
+    assert.deepEqual(host.workers(), before, 'the worker survived interrupts after serving requests');
   });
 
   it('an interrupt during a user-arm call stops that call with an error naming the interrupt; the next call works', async () => {
