@@ -246,6 +246,22 @@ export function inspectArm(op: ArmOp, name: string, opts: InspectOptions = {}): 
 
 /** Lines of a listing a rich display shows inside its details element (the whole text stays in .ptx / .sass). */
 export const LISTING_LINES = 400;
+/**
+ * Characters of a listing the display shows, at most (cut at a line's end): SASS lines carry their encodings and
+ * run about twice as long as PTX lines, so 400 of each came to 60 KB on an H100 with cuobjdump.
+ */
+export const LISTING_CHARS = 24_000;
+
+/**
+ * The part of a listing a display shows: the first LISTING_LINES lines, cut at the last line end within
+ * LISTING_CHARS (inside the first line when it alone is longer); `lines` counts the lines shown whole.
+ */
+function shownListing(text: string): { shown: string; lines: number } {
+  const shown = text.split('\n').slice(0, LISTING_LINES).join('\n');
+  if (shown.length <= LISTING_CHARS) return { shown, lines: lineCount(shown) };
+  const end = shown.lastIndexOf('\n', LISTING_CHARS);
+  return end > 0 ? { shown: shown.slice(0, end), lines: lineCount(shown.slice(0, end)) } : { shown: shown.slice(0, LISTING_CHARS), lines: 0 };
+}
 
 function lineCount(text: string): number {
   return text.split('\n').length;
@@ -254,7 +270,7 @@ function lineCount(text: string): number {
 /**
  * The report's compact display, as a notebook cell's value: the resource table (registers, spills, stack,
  * shared memory, occupancy and its limiter per entry) and the account, with the PTX and SASS folded away in
- * details elements (the first LISTING_LINES lines each). Non-enumerable, so the plain data (JSON, spreads)
+ * details elements (the first LISTING_LINES lines each, at most LISTING_CHARS characters). Non-enumerable, so the plain data (JSON, spreads)
  * is unchanged.
  */
 function withDisplay(r: ArmInspection): ArmInspection {
@@ -262,7 +278,8 @@ function withDisplay(r: ArmInspection): ArmInspection {
   const listing = (title: string, text: string | null, absent: string): string => {
     if (text === null) return `<p><i>${escapeXml(title)}:</i> ${escapeXml(absent)}</p>`;
     const n = lineCount(text);
-    const shown = n > LISTING_LINES ? `${text.split('\n').slice(0, LISTING_LINES).join('\n')}\n… ${n - LISTING_LINES} more lines (the whole listing is in the report's .${title.toLowerCase()})` : text;
+    const cut = shownListing(text);
+    const shown = cut.shown.length < text.length ? `${cut.shown}\n… ${n - cut.lines} more lines (the whole listing is in the report's .${title.toLowerCase()})` : text;
     return `<details><summary>${escapeXml(title)} (${n} lines)</summary><pre style="font-size:smaller;max-height:30em;overflow:auto">${escapeXml(shown)}</pre></details>`;
   };
   const plain = (): string => {

@@ -9,7 +9,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import * as util from 'util';
-import { excerpt, inspectArm, LISTING_LINES, occupancy, parsePtxasVerbose, SM_LIMITS } from '../../lib/arms/inspect';
+import { excerpt, inspectArm, LISTING_CHARS, LISTING_LINES, occupancy, parsePtxasVerbose, SM_LIMITS } from '../../lib/arms/inspect';
 import { MIME_BUNDLE, MimeBundle } from '../../lib/view/display';
 
 /* eslint-disable @typescript-eslint/no-var-requires */
@@ -236,6 +236,19 @@ describe('inspectArm: edges (stand-ins for the compiler and the tools)', () => {
     assert.match(lines[0], /^entry +registers +spill st\/ld B/);
     assert.equal(lines[lines.length - 1], `PTX ${LISTING_LINES} lines (.ptx); SASS ${LISTING_LINES + 1} lines (.sass)`);
     assert.ok(plain.includes(r.text));
+  });
+
+  it('the display cuts a listing of long lines at the last line end within LISTING_CHARS (SASS lines carry their encodings)', () => {
+    tools = { cuobjdump: '/t/cuobjdump' };
+    // 300 lines of 100 characters with their line ends: 240 fit in 24,000 characters.
+    const row = (i: number) => `s${String(i).padStart(3, '0')}`.padEnd(99, '.');
+    spawnResult = { status: 0, stdout: Array.from({ length: 300 }, (_, i) => row(i)).join('\n'), stderr: '' };
+    fs.writeFileSync(ptxFile, 'p'.repeat(LISTING_CHARS + 5));  // one line longer than the cap: cut inside it
+    const html = String((inspectArm('conv', 'reg') as unknown as Record<symbol, () => MimeBundle>)[MIME_BUNDLE]().data['text/html']);
+    assert.equal(LISTING_CHARS, 24_000);
+    assert.ok(html.includes(`${row(239)}\n… 60 more lines (the whole listing is in the report&#39;s .sass)</pre></details>`));
+    assert.ok(!html.includes(row(240)));
+    assert.ok(html.includes(`overflow:auto">${'p'.repeat(LISTING_CHARS)}\n… 1 more lines (the whole listing is in the report&#39;s .ptx)</pre>`));
   });
 
   it('the display without listings says why, and a report without entries still has a table', () => {
