@@ -11,7 +11,7 @@ function printConvReport(report: ConvCheckReport, label: string): void {
   const byCase = new Map<string, string[]>();
   for (const r of report.results) {
     const cell = r.maxAbsError !== undefined  // the reference arm's row: its error against float64
-      ? `f64 max|err| ${r.maxAbsError?.toExponential(2)}${r.withinTolerance ? '' : ' OUT OF TOLERANCE'}${r.roundingViolations ? ` ROUNDING: ${r.roundingViolations} bf16 elements not rounded to nearest even` : ''}${r.stateMismatches ? ` STATE: ${r.stateMismatches} elements differ from the raw inputs` : ''}`
+      ? `f64 max|err| ${r.maxAbsError.toExponential(2)}${r.withinTolerance ? '' : ' OUT OF TOLERANCE'}${r.roundingViolations ? ` ROUNDING: ${r.roundingViolations} bf16 elements not rounded to nearest even` : ''}${r.stateMismatches ? ` STATE: ${r.stateMismatches} elements differ from the raw inputs` : ''}`
       : `${r.arm}/${r.mapping}${r.armRan !== r.arm ? `(ran ${r.armRan})` : ''} ${r.ok ? 'ok' : `MISMATCH out ${r.outMismatches} state ${r.stateMismatches}`}`;
     byCase.set(r.case, [...(byCase.get(r.case) ?? []), cell]);
   }
@@ -36,22 +36,26 @@ export const checkConvCommand: Command = {
     const json = args.flags.has('json');
     const cases = convMatrix({ quick: args.flags.has('quick') });
     const hostBackend = backend.kind === 'cuda' ? Backend.open('host') : undefined;
-    const report = checkConv({ backend, hostBackend, cases, onCase: json ? undefined : progressLine(70) });
-    let failed = report.failures.length + report.crossBackend.filter((x) => !x.ok).length;
-    const out: Record<string, unknown> = { backend: backend.kind, revision: revision(), arithmetic: ARITHMETIC_VERSION, device: backend.info().name, equivalence: report };
-    if (!json) printConvReport(report, 'equivalence');
-    if (args.flags.has('mutants')) {
-      const { runConvMutants } = await import('../check/mutants');
-      const mutants = runConvMutants({ backend });
-      out.mutants = mutants;
-      for (const m of mutants) {
-        if (!json) console.log(`${m.caught ? 'caught' : 'MISSED'} ${m.plantedDefect !== undefined ? `planted defect ${m.mutant} (${m.plantedDefect})` : `mutant ${m.mutant}`}: ${m.detail}`);
-        if (!m.caught) failed++;
+    // The host twin is closed however the check ends (a check that throws must not leave it open).
+    try {
+      const report = checkConv({ backend, hostBackend, cases, onCase: json ? undefined : progressLine(70) });
+      let failed = report.failures.length + report.crossBackend.filter((x) => !x.ok).length;
+      const out: Record<string, unknown> = { backend: backend.kind, revision: revision(), arithmetic: ARITHMETIC_VERSION, device: backend.info().name, equivalence: report };
+      if (!json) printConvReport(report, 'equivalence');
+      if (args.flags.has('mutants')) {
+        const { runConvMutants } = await import('../check/mutants');
+        const mutants = runConvMutants({ backend });
+        out.mutants = mutants;
+        for (const m of mutants) {
+          if (!json) console.log(`${m.caught ? 'caught' : 'MISSED'} ${m.plantedDefect !== undefined ? `planted defect ${m.mutant} (${m.plantedDefect})` : `mutant ${m.mutant}`}: ${m.detail}`);
+          if (!m.caught) failed++;
+        }
+        if (!json) console.log(`mutants: ${mutants.filter((m) => m.caught).length}/${mutants.length} caught (${CONV_MUTANTS.length} planted mutants${backend.kind === 'host' ? ' + the racy mapping under reverse order' : ''}${mutants.some((m) => m.plantedDefect !== undefined) ? ` + ${mutants.filter((m) => m.plantedDefect !== undefined).length} user arms defined as planted defects` : ''})`);
       }
-      if (!json) console.log(`mutants: ${mutants.filter((m) => m.caught).length}/${mutants.length} caught (${CONV_MUTANTS.length} planted mutants${backend.kind === 'host' ? ' + the racy mapping under reverse order' : ''}${mutants.some((m) => m.plantedDefect !== undefined) ? ` + ${mutants.filter((m) => m.plantedDefect !== undefined).length} user arms defined as planted defects` : ''})`);
+      if (json) console.log(JSON.stringify(out, null, 2));
+      return failed ? 1 : 0;
+    } finally {
+      hostBackend?.close();
     }
-    if (json) console.log(JSON.stringify(out, null, 2));
-    hostBackend?.close();
-    return failed ? 1 : 0;
   },
 };

@@ -10,7 +10,7 @@ export const checkRaceCommand: Command = {
   flags: [
     BACKEND_FLAG,
     { name: 'trials', value: 'N', help: 'trials per mapping (default 1000 on cuda, 102 on the host)' },
-    { name: 'widen', value: 'CYCLES', help: 'on cuda: a second round with the race window widened by CYCLES (default 20000)' },
+    { name: 'widen', value: 'CYCLES', help: 'on cuda: a second round with the race window widened by CYCLES (default 20000; 0: no second round)' },
     { name: 'channels', value: 'N', help: 'channels of the trial case (default 4096)' },
     JSON_FLAG,
   ],
@@ -18,12 +18,13 @@ export const checkRaceCommand: Command = {
     const { raceTrials, raceCase } = await import('../check/race');
     const backend = pickBackend(args);
     const trials = Number(args.flags.get('trials') ?? (backend.kind === 'cuda' ? 1000 : 102));
-    const widen = Number(args.flags.get('widen') ?? 0);
+    const widen = Number(args.flags.get('widen') ?? 20000);
     const channels = Number(args.flags.get('channels') ?? 4096);
     if (!Number.isInteger(trials) || trials < 1) throw new UsageError(`--trials: expected a positive integer, got ${String(args.flags.get('trials'))}`, checkRaceCommand);
     if (!Number.isInteger(widen) || widen < 0) throw new UsageError(`--widen: expected a non-negative integer, got ${String(args.flags.get('widen'))}`, checkRaceCommand);
     if (!Number.isInteger(channels) || channels < 1) throw new UsageError(`--channels: expected a positive integer, got ${String(args.flags.get('channels'))}`, checkRaceCommand);
-    const widths = backend.kind === 'cuda' ? [0, widen || 20000] : [0];
+    // --widen 0 asks for no widening: the second round would repeat the first.
+    const widths = backend.kind === 'cuda' && widen > 0 ? [0, widen] : [0];
     const results = [];
     for (const w of widths) {
       for (const mapping of ['exact', 'sequence', 'exact-racy'] as const) {
