@@ -23,6 +23,8 @@ interface Sidecar {
   op: string;
   minimalBytes: number;
   launches: ProfiledLaunch[];
+  /** Recorded reports: the table's rows (arm, kernel, duration, DRAM bytes, occupancy, issue, stalls) as parsed where they were made. */
+  rowsAsParsedThere?: Record<string, unknown>[];
 }
 const sidecar = (csv: string): Sidecar => JSON.parse(fs.readFileSync(csv.replace(/\.csv$/, '.json'), 'utf8')) as Sidecar;
 
@@ -220,8 +222,16 @@ describe('profile: the analysis of a report', () => {
         assert.ok(row.achievedGBs !== null && row.achievedGBs > 0, `${file} ${row.arm}: DRAM traffic`);
         assert.ok(row.stalls.length > 0, `${file} ${row.arm}: stall reasons`);
       }
-      // A recorded report has every metric the table reads (the synthetic one leaves two out on purpose).
-      if (!file.startsWith('synthetic-')) assert.deepEqual(r.missing, []);
+      // A recorded report has every metric the table reads (the synthetic one leaves two out on purpose), and gives
+      // the rows the GPU machine parsed from it when it was made (rowsAsParsedThere): the parser reads it the same here.
+      if (!file.startsWith('synthetic-')) {
+        assert.deepEqual(r.missing, []);
+        assert.ok(s.rowsAsParsedThere && s.rowsAsParsedThere.length === r.rows.length, `${file}: the rows parsed where it was recorded`);
+        for (const [i, there] of s.rowsAsParsedThere.entries()) {
+          const here = r.rows[i] as unknown as Record<string, unknown>;
+          for (const [k, v] of Object.entries(there)) assert.deepEqual(here[k], v, `${file} row ${i} (${String(there.arm)}): ${k}`);
+        }
+      }
     });
   }
 });
