@@ -153,6 +153,16 @@ export const GDN_TENSOR_SUFFIX = {
 export type GdnTensorKey = keyof typeof GDN_TENSOR_SUFFIX;
 export const GDN_TENSOR_KEYS = Object.keys(GDN_TENSOR_SUFFIX) as GdnTensorKey[];
 
+/**
+ * Refuses a key that is not a GDN tensor's, naming the argument `what`: an own key of GDN_TENSOR_SUFFIX only
+ * ('toString' and 'constructor' are in every object, and `in` would let them through).
+ */
+export function checkGdnKeys(keys: readonly string[], what: string): void {
+  for (const key of keys) {
+    if (!Object.prototype.hasOwnProperty.call(GDN_TENSOR_SUFFIX, key)) throw new RangeError(`${what}: unknown GDN tensor ${JSON.stringify(key)} (known: ${GDN_TENSOR_KEYS.join(', ')})`);
+  }
+}
+
 /** A GDN layer's weights. conv1d is [C, K] (stored [C, 1, K]); ALog and normWeight are f32. */
 export type GdnLayerWeights = {
   layer: number;

@@ -15,7 +15,7 @@ import { Rng } from '../random';
 import { HostStorage, Tensor } from '../tensor';
 import { LazyTensor, SafetensorsDType, writeShardedSafetensors } from './safetensors';
 import {
-  GDN_TENSOR_KEYS, GDN_TENSOR_SUFFIX, GdnLayerWeights, GdnTensorKey, LayerType, Qwen35Preset, Qwen35PresetName, defaultLayerTypes, qwen35Preset,
+  GDN_TENSOR_KEYS, GDN_TENSOR_SUFFIX, GdnLayerWeights, GdnTensorKey, LayerType, Qwen35Preset, Qwen35PresetName, checkGdnKeys, defaultLayerTypes, qwen35Preset,
 } from './qwen35-config';
 
 interface SyntheticSpec {
@@ -46,6 +46,16 @@ function tensorSeed(seed: number, name: string): number {
   let h = 0x811c9dc5 ^ (seed >>> 0);
   for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 0x01000193);
   return (h ^ Math.floor(seed / 2 ** 32)) >>> 0;
+}
+
+/**
+ * The seed option, checked: tensorSeed reads the low and high 32-bit words of an integer, so a fraction or NaN
+ * would silently give the bits of another seed (0.5 and NaN those of 0).
+ */
+function seedOption(seed: number | undefined): number {
+  if (seed === undefined) return 0;
+  if (!Number.isSafeInteger(seed)) throw new RangeError(`seed: expected a safe integer, got ${describe(seed)}`);
+  return seed;
 }
 
 /** Element count of a shape. */
@@ -103,12 +113,15 @@ export interface SyntheticLayerOptions {
 export function syntheticGdnLayer(preset: Qwen35PresetName | string | Qwen35Preset, opts: SyntheticLayerOptions = {}): GdnLayerWeights {
   const p = qwen35Preset(preset);
   const layer = opts.layer ?? 0;
+  const seed = seedOption(opts.seed);
   const specs = gdnSpecs(p, opts.aLogDType ?? 'F32');
+  const keys = opts.only ?? GDN_TENSOR_KEYS;
+  checkGdnKeys(keys, 'only');  // before any tensor is made: an unknown key has no spec
   const out: GdnLayerWeights = { layer, names: {}, storedDTypes: {} };
-  for (const key of opts.only ?? GDN_TENSOR_KEYS) {
+  for (const key of keys) {
     const name = `model.language_model.layers.${layer}.linear_attn.${GDN_TENSOR_SUFFIX[key]}`;
     const spec = specs[key];
-    const bytes = makeBytes(spec, opts.seed ?? 0, name);
+    const bytes = makeBytes(spec, seed, name);
     let t = new Tensor(spec.shape, spec.dtype === 'F32' ? 'f32' : 'bf16', new HostStorage(bytes));
     if (key === 'conv1d') t = t.reshape([p.C, p.K]);
     if ((key === 'ALog' || key === 'normWeight') && t.dtype !== 'f32') t = t.astype('f32');
@@ -147,7 +160,7 @@ export function writeSyntheticCheckpoint(
   if (!Number.isInteger(layers) || layers < 1 || layers > p.numLayers) throw new RangeError(`layers: expected an integer in 1..${p.numLayers}, got ${describe(opts.layers)}`);
   const vocab = opts.vocab ?? 1024;
   if (!Number.isInteger(vocab) || vocab < 1) throw new RangeError(`vocab: expected a positive integer, got ${describe(opts.vocab)}`);
-  const seed = opts.seed ?? 0;
+  const seed = seedOption(opts.seed);
   const layout = opts.layout ?? 'nested';
   const prefix = layout === 'nested' ? 'model.language_model.' : 'model.';
   const layerTypes = defaultLayerTypes(layers);

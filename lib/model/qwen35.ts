@@ -11,7 +11,7 @@ import { Tensor } from '../tensor';
 import { IoCounter, SafetensorsCheckpoint, TensorEntry } from './safetensors';
 import {
   GDN_TENSOR_KEYS, GDN_TENSOR_SUFFIX, GdnLayerWeights, GdnShapes, GdnTensorKey, LayerType, Qwen35Config,
-  gdnTensorSpec, readQwen35Config, resolveCheckpointDir,
+  checkGdnKeys, gdnTensorSpec, readQwen35Config, resolveCheckpointDir,
 } from './qwen35-config';
 
 export * from './qwen35-config';
@@ -71,12 +71,14 @@ export class Qwen35Checkpoint {
 
   /** Full name of a GDN tensor of a layer. */
   gdnTensorName(layer: number, key: GdnTensorKey): string {
+    checkGdnKeys([key], 'key');
     return `${this.layerPrefix(layer)}linear_attn.${GDN_TENSOR_SUFFIX[key]}`;
   }
 
   /** Header entries (name, dtype, shape, bytes, file offset) of a GDN layer's tensors. */
   gdnEntries(layer: number, keys: readonly GdnTensorKey[] = GDN_TENSOR_KEYS): Record<string, TensorEntry> {
     this.checkGdnLayer(layer);
+    checkGdnKeys(keys, 'keys');
     const out: Record<string, TensorEntry> = {};
     for (const key of keys) out[key] = this.tensors.entry(this.gdnTensorName(layer, key));
     return out;
@@ -90,10 +92,10 @@ export class Qwen35Checkpoint {
   loadGdnLayer(layer: number, opts: { only?: readonly GdnTensorKey[] } = {}): GdnLayerWeights {
     this.checkGdnLayer(layer);
     const keys = opts.only ?? GDN_TENSOR_KEYS;
+    checkGdnKeys(keys, 'only');
     const spec = gdnTensorSpec(this.shapes);
     const out: GdnLayerWeights = { layer, names: {}, storedDTypes: {} };
     const entries = keys.map((key) => {
-      if (!(key in GDN_TENSOR_SUFFIX)) throw new RangeError(`only: unknown GDN tensor ${JSON.stringify(key)} (known: ${GDN_TENSOR_KEYS.join(', ')})`);
       const name = this.gdnTensorName(layer, key);
       const e = this.tensors.entry(name);
       const { shapes, dtypes } = spec[key];

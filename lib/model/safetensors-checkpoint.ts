@@ -38,12 +38,13 @@ export class SafetensorsCheckpoint {
     if (!fs.existsSync(single)) {
       let found: string[];
       try {
-        found = fs.readdirSync(dir).filter((f) => f.endsWith('.safetensors'));
+        // Sorted, so that the message below names the same files on every file system.
+        found = fs.readdirSync(dir).filter((f) => f.endsWith('.safetensors')).sort();
       } catch (e) {
         throw new SafetensorsError(dir, 'io', `cannot list the checkpoint directory: ${(e as Error).message}`);
       }
       if (found.length !== 1) {
-        throw new SafetensorsError(dir, 'not-found', `no ${INDEX_FILE} or ${SINGLE_FILE}, and ${found.length ? `${found.length} other .safetensors files (${found.slice(0, 4).join(', ')}…): ambiguous` : 'no .safetensors file'}`);
+        throw new SafetensorsError(dir, 'not-found', `no ${INDEX_FILE} or ${SINGLE_FILE}, and ${found.length ? `${found.length} other .safetensors files (${found.slice(0, 4).join(', ')}${found.length > 4 ? ', …' : ''}): ambiguous` : 'no .safetensors file'}`);
       }
       single = path.join(dir, found[0]);
     }

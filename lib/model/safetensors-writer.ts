@@ -73,10 +73,10 @@ function planOne(target: string, name: string, t: WritableTensor): Planned {
     };
   }
   if (!t || !isSafetensorsDType((t as RawTensor).dtype)) throw new SafetensorsError(target, 'write', `${where}: dtype ${describe((t as RawTensor)?.dtype)} is not a safetensors dtype`);
-  const shape = [...(t.shape ?? [])];
-  if (!Array.isArray(t.shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {
+  if (!Array.isArray(t.shape) || !t.shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {
     throw new SafetensorsError(target, 'write', `${where}: shape ${describe(t.shape)} is not an array of non-negative integers`);
   }
+  const shape = [...t.shape];
   let bits = BigInt(SAFETENSORS_DTYPE_BITS[t.dtype]);
   for (const d of shape) bits *= BigInt(d);
   if (bits % 8n !== 0n) throw new SafetensorsError(target, 'write', `${where}: ${shape.join('×')} ${t.dtype} elements are not a whole number of bytes`);
