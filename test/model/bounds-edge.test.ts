@@ -9,7 +9,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { MAX_HEADER_BYTES, SafetensorsError, SafetensorsFault, SafetensorsFile, writeSafetensors } from '../../lib/model/safetensors';
 import { checkHeaderLength } from '../../lib/model/safetensors-format';
-import { Qwen35Checkpoint, parseQwen35Config, writeSyntheticCheckpoint } from '../../lib/model/qwen35';
+import { Qwen35Checkpoint, Qwen35Preset, parseQwen35Config, writeSyntheticCheckpoint } from '../../lib/model/qwen35';
 import { concat, rawFile, tempDir, u64le } from './helpers';
 
 const entry = (name: string, dtype: string, shape: number[], begin: number, end: number) =>
@@ -104,6 +104,10 @@ describe('safetensors: every length and offset at its last valid value and one p
   });
 });
 
+// A made-up preset of hidden size 8 (C = 2·Hk·Dk + Hv·Dv = 4 + 6): the claims below hold at any size, and a
+// checkpoint of the 0.8B preset's real sizes (tens of MB of random bf16) is slow under mutation testing.
+const tiny = { name: 'tiny', hidden: 8, numLayers: 4, Hk: 1, Hv: 3, Dk: 2, Dv: 2, K: 3, C: 10, eps: 1e-6, vocab: 8 } as unknown as Qwen35Preset;
+
 describe('Qwen3.5 loader: indices and shapes at their edges', function () {
   this.timeout(60_000);
   let tmp: ReturnType<typeof tempDir>;
@@ -112,7 +116,7 @@ describe('Qwen3.5 loader: indices and shapes at their edges', function () {
 
   it('layer: the last layer index passes the index check, numLayers does not; token ids: vocab − 1 and vocab', () => {
     const dir = path.join(tmp.dir, 'layers');
-    writeSyntheticCheckpoint(dir, '0.8B', { layers: 4, vocab: 8 });
+    writeSyntheticCheckpoint(dir, tiny, { layers: 4, vocab: 8 });
     const ckpt = Qwen35Checkpoint.open(dir);
     assert.equal(ckpt.config.numLayers, 4);
     // Layer 3 is a full-attention layer: refused for its type, which comes after the index check.
@@ -127,7 +131,7 @@ describe('Qwen3.5 loader: indices and shapes at their edges', function () {
 
   it('shapes: a GDN tensor of exactly the shape config.json implies loads; one row or one column more is refused naming it', () => {
     const dir = path.join(tmp.dir, 'shapes');
-    writeSyntheticCheckpoint(dir, '0.8B', { layers: 1, vocab: 8 });
+    writeSyntheticCheckpoint(dir, tiny, { layers: 1, vocab: 8 });
     const cfg = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8'));
     const { Hv, hidden } = Qwen35Checkpoint.open(dir).config;
     const name = 'model.language_model.layers.0.linear_attn.in_proj_a.weight';
