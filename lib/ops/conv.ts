@@ -391,6 +391,9 @@ function prepare(inputs: ConvInputs, opts: ConvOptions, offsetsPath: OffsetsPath
 
   const staging = new Staging(backend);
   const natives: unknown[] = [];
+  // The state copy and the output this call allocates: released if anything after them throws (a
+  // schedule is only checked below, once they exist).
+  const made: Tensor[] = [];
   try {
     const dx = staging.input(x);
     const dw = staging.input(weight);
@@ -398,7 +401,9 @@ function prepare(inputs: ConvInputs, opts: ConvOptions, offsetsPath: OffsetsPath
     const qsl = stageOffsets(offsets, offsetsPath, staging, natives);
     const dh = his ? staging.input(his) : null;
     const dstate = opts.inPlace ? state : givenState ? staging.copyInto(givenState, state) : staging.mutableCopy(state);
+    if (!opts.inPlace && !givenState) made.push(dstate);
     const out = givenOut ?? staging.output([T, C], outDtype);
+    if (!givenOut) made.push(out);
     const args: ConvArgs = {
       T, C, K, num_seqs: N,
       x_dtype: DTYPE_CODE[x.dtype], out_dtype: DTYPE_CODE[outDtype], his_dtype: DTYPE_CODE[his?.dtype ?? 'i8'],
@@ -419,6 +424,7 @@ function prepare(inputs: ConvInputs, opts: ConvOptions, offsetsPath: OffsetsPath
     };
     return { args, out, convState: dstate, staging, natives, stateIsCaller: !!opts.inPlace || !!givenState, outIsCaller: !!givenOut, requested: { arm, mapping }, backend, offsets: offsets.host ?? offsets.tensor() };
   } catch (e) {
+    for (const t of made) t.release();
     staging.release();
     for (const m of natives) freeNative(m);
     throw e;
