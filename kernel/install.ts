@@ -143,8 +143,9 @@ export function uninstall(args: InstallArgs): string | null {
   return dir;
 }
 
-function main(): void {
-  const args = parseInstallArgs(process.argv.slice(2));
+/** The command: install, or with --uninstall remove; says what it did on stdout. Exported for its tests. */
+export function main(argv: string[] = process.argv.slice(2)): void {
+  const args = parseInstallArgs(argv);
   if (args.uninstall) {
     const removed = uninstall(args);
     process.stdout.write(removed ? `Removed kernelspec ${args.name} from ${removed}\n` : `No kernelspec ${args.name} in ${kernelDir(args.python, args.scope, args.name)}: nothing to remove\n`);
