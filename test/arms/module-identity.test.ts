@@ -173,6 +173,17 @@ describe('user arms: module identity', function () {
       assert.notEqual(other.file, first.file);
       assert.ok(compileModule(req).cached, 'the recipe\'s own flags find their module again');
     });
+
+    it('the defines are part of the key: another GDN_ARM_THREADS (threadsPerBlock), another module', () => {
+      // On the host the thread count changes no arithmetic, so only the key can tell the modules apart; on CUDA it is
+      // the kernel's __launch_bounds__, and a stale cubin would be launched with more threads than it was built for.
+      const req: CompileRequest = { op: 'conv', name: 'reg16-defines', source: REG16_SOURCE, defines: { GDN_ARM_THREADS: 128 }, target: 'host-fast' };
+      const first = compileModule(req);
+      const other = compileModule({ ...req, defines: { GDN_ARM_THREADS: 256 } });
+      assert.equal(other.cached, false, 'a module of other defines is not the cached one');
+      assert.notEqual(other.file, first.file);
+      assert.ok(compileModule(req).cached, 'the first defines find their module again');
+    });
   });
 });
 
