@@ -11,7 +11,7 @@ import { spawn } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { Notebook, Output, PLOTLY_MIME, PNG_MIME, SVG_MIME, hasMime, readNotebook, recordedProvenance, writeNotebook } from './ipynb';
+import { MimeData, Notebook, Output, PLOTLY_MIME, PNG_MIME, SVG_MIME, hasMime, readNotebook, recordedProvenance, writeNotebook } from './ipynb';
 import { jupyterPython, nbtoolPath, projectRoot } from './paths';
 import { BackendChoice, Report, RunOptions, runNotebook } from './run';
 import { revision } from '../provenance';
@@ -75,7 +75,9 @@ function describeBackend(choice: BackendChoice): { backend: string; backendChoic
 /** The notebook's path relative to the project when it lies inside it, else absolute. */
 function displayPath(file: string): string {
   const rel = path.relative(projectRoot(), file);
-  return rel.startsWith('..') || path.isAbsolute(rel) ? file : rel;
+  // Outside is "../…" (a file is never the root's parent folder itself); a name inside that merely starts with
+  // two dots ("..notes.ipynb") is inside.
+  return rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel) ? file : rel;
 }
 
 function gdnlabVersion(): string {
@@ -151,8 +153,9 @@ export function interactiveNotebook(nb: Notebook): Notebook {
         continue;
       }
       const id = `gdnlab-plot-${plot++}`;
-      const html = `<div class="gdnlab-plotly" data-spec="${id}-spec" style="width:100%;min-height:420px"></div>\n<script type="application/json" id="${id}-spec">${scriptJson(out.data?.[PLOTLY_MIME])}</script>`;
-      outs.push({ ...out, data: { 'text/html': html, 'text/plain': out.data?.['text/plain'] ?? '' } });
+      const data = out.data as MimeData; // hasMime: the output has data
+      const html = `<div class="gdnlab-plotly" data-spec="${id}-spec" style="width:100%;min-height:420px"></div>\n<script type="application/json" id="${id}-spec">${scriptJson(data[PLOTLY_MIME])}</script>`;
+      outs.push({ ...out, data: { 'text/html': html, 'text/plain': data['text/plain'] ?? '' } });
       if (i + 1 < cell.outputs.length && isStaticImage(cell.outputs[i + 1])) i++;
     }
     cell.outputs = outs;
