@@ -328,12 +328,12 @@ export async function profileUnderNcu(ncu: string, op: ProfileOp, arms: ArmReque
   const env = { ...process.env, GDN_BACKEND: childBackend };
   let metrics = metricList();
   const dropped: string[] = [];
-  for (let attempt = 0; ; attempt++) {
+  for (let retried = false; ; retried = true) {
     const r = await run(ncu, ncuRecordArgs(report, metrics, [process.execPath, path.join(__dirname, 'child.js'), jobFile]), env, timeoutMs);
     if (r.code === 0 && fs.existsSync(job.manifest)) break;
     const output = `${r.out}\n${r.err}`;
     const bad = metricsNamedInError(output, metrics);
-    if (attempt === 0 && bad.length && bad.length < metrics.length) {
+    if (!retried && bad.length && bad.length < metrics.length) {
       // This ncu (or GPU) does not know some metric names: run once more without them; the table says which.
       metrics = metrics.filter((m) => !bad.includes(m));
       dropped.push(...bad);
