@@ -11,6 +11,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { createHash } from 'crypto';
+import { freshRequire, Undo } from '../stand-ins';
 
 type Compile = typeof import('../../lib/arms/compile');
 type BuildRecipe = import('../../lib/arms/compile').BuildRecipe;
@@ -34,38 +35,12 @@ const realNvrtcOptions = (require('../../lib/arms/nvrtc') as typeof import('../.
 
 const compilePath = require.resolve('../../lib/arms/compile');
 
-function fresh(): Compile {
-  const saved = require.cache[compilePath];
-  delete require.cache[compilePath];
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-var-requires
-    return require(compilePath) as Compile;
-  } finally {
-    if (saved) require.cache[compilePath] = saved;
-    else delete require.cache[compilePath];
-  }
-}
+const fresh = (): Compile => freshRequire<Compile>(compilePath);
 
-/** Replaces obj[key] for the test; undone in afterEach. */
-const undo: (() => void)[] = [];
-function stub(obj: Record<string, unknown>, key: string, value: unknown): void {
-  const had = Object.prototype.hasOwnProperty.call(obj, key);
-  const old = obj[key];
-  obj[key] = value;
-  undo.push(() => {
-    if (had) obj[key] = old;
-    else delete obj[key];
-  });
-}
-function setEnv(name: string, value: string | undefined): void {
-  const old = process.env[name];
-  if (value === undefined) delete process.env[name];
-  else process.env[name] = value;
-  undo.push(() => {
-    if (old === undefined) delete process.env[name];
-    else process.env[name] = old;
-  });
-}
+/** Replacements for one test (module exports, environment variables), undone in afterEach. */
+const undo = new Undo();
+const stub = (obj: object, key: string, value: unknown): void => undo.stub(obj, key, value);
+const setEnv = (name: string, value: string | undefined): void => undo.setEnv(name, value);
 
 let tmp = '';
 let root = '';
@@ -164,7 +139,7 @@ describe('user arms: compiling a module (compile.ts), no compiler run', () => {
     setEnv('GDNLAB_CUDA_COMPILER', undefined);
   });
   afterEach(() => {
-    while (undo.length) undo.pop()!();
+    undo.restore();
     fs.rmSync(tmp, { recursive: true, force: true });
   });
 

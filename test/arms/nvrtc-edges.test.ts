@@ -10,6 +10,7 @@ import { strict as assert } from 'assert';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import { freshRequire, Undo } from '../stand-ins';
 
 type Nvrtc = typeof import('../../lib/arms/nvrtc');
 
@@ -23,35 +24,12 @@ const koffi = require('koffi') as Record<string, unknown>;
 const pathsModule = require('../../lib/paths') as Record<string, unknown>;
 
 const nvrtcPath = require.resolve('../../lib/arms/nvrtc');
-function fresh(): Nvrtc {
-  const saved = require.cache[nvrtcPath];
-  delete require.cache[nvrtcPath];
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-var-requires
-    return require(nvrtcPath) as Nvrtc;
-  } finally {
-    if (saved) require.cache[nvrtcPath] = saved;
-    else delete require.cache[nvrtcPath];
-  }
-}
+const fresh = (): Nvrtc => freshRequire<Nvrtc>(nvrtcPath);
 
-const undo: (() => void)[] = [];
-function stub(obj: Record<string, unknown>, key: string, value: unknown): void {
-  const old = obj[key];
-  obj[key] = value;
-  undo.push(() => {
-    obj[key] = old;
-  });
-}
-function setEnv(name: string, value: string | undefined): void {
-  const old = process.env[name];
-  if (value === undefined) delete process.env[name];
-  else process.env[name] = value;
-  undo.push(() => {
-    if (old === undefined) delete process.env[name];
-    else process.env[name] = old;
-  });
-}
+/** Replacements for one test (module exports, environment variables), undone in afterEach. */
+const undo = new Undo();
+const stub = (obj: object, key: string, value: unknown): void => undo.stub(obj, key, value);
+const setEnv = (name: string, value: string | undefined): void => undo.setEnv(name, value);
 
 const SYSTEM = '/usr/local/cuda/lib64/libnvrtc.so';
 let tmp = '';
@@ -148,7 +126,7 @@ describe('NVRTC (nvrtc.ts), no libnvrtc loaded', () => {
     });
   });
   afterEach(() => {
-    while (undo.length) undo.pop()!();
+    undo.restore();
     fs.rmSync(tmp, { recursive: true, force: true });
   });
 

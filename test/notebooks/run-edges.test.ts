@@ -13,6 +13,7 @@ import { Notebook, readNotebook, writeNotebook } from '../../lib/notebooks/ipynb
 import { nbtoolPath } from '../../lib/notebooks/paths';
 import { makeNotebook, tempDir } from './helpers';
 import { FakeChild, SpawnCall, withSpawn, withTimers } from './fake-spawn';
+import { withEnv } from '../stand-ins';
 
 const arg = (call: SpawnCall, flag: string) => call.args[call.args.indexOf(flag) + 1];
 
@@ -35,18 +36,6 @@ function executed(cells: number, ran: number): Notebook {
   const nb = makeNotebook(Array.from({ length: cells }, (_, i) => `cell${i}`));
   nb.cells.forEach((c, i) => (c.execution_count = i < ran ? i + 1 : null));
   return nb;
-}
-
-function withEnv<T>(vars: Record<string, string | undefined>, fn: () => Promise<T>): Promise<T> {
-  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
-  const put = (v: Record<string, string | undefined>) => {
-    for (const [k, x] of Object.entries(v)) {
-      if (x === undefined) delete process.env[k];
-      else process.env[k] = x;
-    }
-  };
-  put(vars);
-  return fn().finally(() => put(saved));
 }
 
 describe('notebooks run: edges (driver replaced)', () => {

@@ -25,6 +25,7 @@ import { renderTable } from '../../lib/view/table';
 import { Stubs } from '../cli/edges-helpers';
 import { tempDir } from '../notebooks/helpers';
 import { FakeChild, SpawnCall, Timer, withSpawn, withTimers } from '../notebooks/fake-spawn';
+import { withEnv } from '../stand-ins';
 
 // The modules themselves (not import-star wrappers): profile.ts reads their exports at each call.
 // eslint-disable-next-line @typescript-eslint/no-var-requires
@@ -47,22 +48,6 @@ const LAUNCHES = (JSON.parse(fs.readFileSync(path.join(FIXTURES, 'synthetic-conv
 const CHILD = require.resolve('../../lib/profile/child');
 
 const ARMS: Record<string, string[]> = { conv: ['scalar', 'vec', 'stream-mufu'], postconv: ['tree', 'vec-tile'], fused: ['fz'] };
-
-function withEnv<T>(vars: Record<string, string | undefined>, fn: () => T): T {
-  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
-  const put = (v: Record<string, string | undefined>) => {
-    for (const [k, x] of Object.entries(v)) {
-      if (x === undefined) delete process.env[k];
-      else process.env[k] = x;
-    }
-  };
-  put(vars);
-  try {
-    return fn();
-  } finally {
-    put(saved);
-  }
-}
 
 const jobOf = (call: SpawnCall) => JSON.parse(fs.readFileSync(call.args[call.args.length - 1], 'utf8')) as ProfileJob;
 
