@@ -8,6 +8,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { install, InstallArgs, kernelDir, main, parseInstallArgs, uninstall } from '../../kernel/install';
+import { Undo } from '../stand-ins';
 
 // eslint-disable-next-line @typescript-eslint/no-var-requires
 const childProcess = require('child_process') as Record<string, unknown>;
@@ -26,14 +27,8 @@ const USAGE = `usage: node dist/kernel/install.js --python <python-with-jupyter>
   --uninstall   remove the kernelspec from the chosen place instead`;
 
 describe('kernel installer: edges', () => {
-  const undo: (() => void)[] = [];
-  const stub = (obj: Record<string, unknown>, key: string, value: unknown) => {
-    const old = obj[key];
-    obj[key] = value;
-    undo.push(() => {
-      obj[key] = old;
-    });
-  };
+  const undo = new Undo();
+  const stub = (obj: object, key: string, value: unknown): void => undo.stub(obj, key, value);
   let tmp = '';
   let root = '';
   beforeEach(() => {
@@ -43,15 +38,10 @@ describe('kernel installer: edges', () => {
     root = path.join(tmp, 'pkg');
     fs.mkdirSync(root);
     fs.writeFileSync(path.join(root, 'package.json'), '{"name":"gdnlab"}');
-    const saved = process.env.GDNLAB_PACKAGE_ROOT;
-    process.env.GDNLAB_PACKAGE_ROOT = root;
-    undo.push(() => {
-      if (saved === undefined) delete process.env.GDNLAB_PACKAGE_ROOT;
-      else process.env.GDNLAB_PACKAGE_ROOT = saved;
-    });
+    undo.setEnv('GDNLAB_PACKAGE_ROOT', root);
   });
   afterEach(() => {
-    while (undo.length) undo.pop()!();
+    undo.restore();
     fs.rmSync(tmp, { recursive: true, force: true });
   });
 

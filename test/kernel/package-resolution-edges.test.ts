@@ -10,6 +10,7 @@ import * as path from 'path';
 import {
   ensureNodePathLink, installedPackageAbove, nodePathDirFor, packageRoot, prependNodePath, redirectTypeScriptResolution,
 } from '../../kernel/package-resolution';
+import { Undo } from '../stand-ins';
 
 // eslint-disable-next-line @typescript-eslint/no-var-requires
 const fsModule = require('fs') as Record<string, unknown>;
@@ -23,14 +24,8 @@ const OWN = path.resolve(path.dirname(require.resolve('../../kernel/package-reso
 const tag = (root: string) => crypto.createHash('sha1').update(path.resolve(root)).digest('hex').slice(0, 12);
 
 describe('package resolution: edges', () => {
-  const undo: (() => void)[] = [];
-  const stub = (obj: Record<string, unknown>, key: string, value: unknown) => {
-    const old = obj[key];
-    obj[key] = value;
-    undo.push(() => {
-      obj[key] = old;
-    });
-  };
+  const undo = new Undo();
+  const stub = (obj: object, key: string, value: unknown): void => undo.stub(obj, key, value);
   let tmp = '';
   beforeEach(() => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'gdnlab-pkgres-edges-'));
@@ -38,7 +33,7 @@ describe('package resolution: edges', () => {
     stub(osModule, 'tmpdir', () => t);
   });
   afterEach(() => {
-    while (undo.length) undo.pop()!();
+    undo.restore();
     fs.rmSync(tmp, { recursive: true, force: true });
   });
   const pkg = (dir: string, json: unknown) => {
