@@ -446,6 +446,12 @@ describe('profile: edges (ncu, ops and timing replaced)', () => {
       });
       stubs.set(backendModule, 'choiceOf', () => undefined);
       stubs.set(fsModule, 'readdirSync', () => []);
+      // The machine's own ncu (a GPU machine has /usr/local/cuda/bin/ncu) is not found: a test names its ncu.
+      const access = fs.accessSync;
+      stubs.set(fsModule, 'accessSync', (p: fs.PathLike, mode?: number) => {
+        if (String(p) === '/usr/local/cuda/bin/ncu') throw new Error('no ncu here (stand-in)');
+        return access(p, mode);
+      });
     });
 
     const noNcu = { GDNLAB_NCU: undefined, PATH: '/nonexistent-gdnlab-path' };

@@ -7,7 +7,7 @@
 
 import { strict as assert } from 'assert';
 import * as os from 'os';
-import { activeBackend, backendChoice, buildInfo } from '../../lib/backend';
+import { Backend, backendChoice, buildInfo } from '../../lib/backend';
 import { htmlTable, textTable } from '../../lib/view/format';
 import { RUN_INFO_MIME, RunInfo, runInfo, showRunInfo } from '../../lib/view/run-info';
 import { withKernel } from './fake-kernel';
@@ -26,7 +26,15 @@ describe('run info: edges', () => {
     saved.push([m, key, m[key]]);
     m[key] = value;
   };
-  beforeEach(() => replace(provenanceModule, 'revision', () => 'rev1234'));
+  // The host backend is the active one for every test (whatever GDN_BACKEND says: on a GPU machine it may be cuda);
+  // the CUDA facts come from the stand-in below.
+  let host: Backend;
+  before(() => (host = Backend.open('host')));
+  after(() => host.close());
+  beforeEach(() => {
+    replace(provenanceModule, 'revision', () => 'rev1234');
+    replace(backendModule, 'activeBackend', () => host);
+  });
   afterEach(() => {
     for (const [m, key, value] of saved.reverse()) m[key] = value;
     saved.length = 0;
@@ -46,7 +54,7 @@ describe('run info: edges', () => {
     assert.deepEqual(Object.keys(facts), KEYS);
     assert.deepEqual(
       [facts.backend, facts.backendChoice, facts.device, facts.sm, facts.driver, facts.library, facts.revision, facts.host, facts.node],
-      ['host', backendChoice(), activeBackend().info().name, '', '', buildInfo().build, 'rev1234', os.hostname(), process.version],
+      ['host', backendChoice(), host.info().name, '', '', buildInfo().build, 'rev1234', os.hostname(), process.version],
     );
     assert.match(facts.date, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     const at = Date.parse(facts.date);
