@@ -1,7 +1,9 @@
 // Stand-ins for the in-process edge tests (docs/TESTING.md, "Mutation testing"): a fresh copy of a module (its
-// module-level caches empty), environment variables set for one call, and replacements of module exports or
-// variables undone after each test. The modules under test call what they import through the module object
-// (CommonJS), so assigning to an export replaces it for them.
+// module-level caches empty), environment variables set for one call, replacements of module exports or
+// variables undone after each test, and an exact check of a thrown error. The modules under test call what they
+// import through the module object (CommonJS), so assigning to an export replaces it for them.
+
+import { strict as assert } from 'assert';
 
 /** A fresh copy of the compiled module at `resolved` (require.resolve's path); the cached copy is left as it was. */
 export function freshRequire<T>(resolved: string): T {
@@ -66,3 +68,30 @@ export class Undo {
     while (this.steps.length) this.steps.pop()!();
   }
 }
+
+/** Replacements of module exports (or any property), undone in reverse order by restore(). */
+export class Stubs {
+  private saved: [Record<string, unknown>, string, unknown][] = [];
+
+  set(target: object, key: string, value: unknown): void {
+    const t = target as Record<string, unknown>;
+    this.saved.push([t, key, t[key]]);
+    t[key] = value;
+    // A getter-only export would ignore the assignment: the test would then run the real function.
+    if (t[key] !== value) throw new Error(`could not replace ${key}`);
+  }
+
+  restore(): void {
+    for (const [t, k, v] of this.saved.reverse()) t[k] = v;
+    this.saved = [];
+  }
+}
+
+/** f throws an instance of `type` whose message is exactly `message` (or matches it, given a RegExp). */
+export const throwsExactly = (f: () => unknown, type: Function, message: string | RegExp): void =>
+  assert.throws(f, (e: Error) => {
+    assert.ok(e instanceof type, `${e.constructor.name}: ${e.message}`);
+    if (typeof message === 'string') assert.equal(e.message, message);
+    else assert.match(e.message, message);
+    return true;
+  });

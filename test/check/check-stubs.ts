@@ -6,22 +6,9 @@
 import { Tensor } from '../../lib/tensor';
 import { DType } from '../../lib/dtype';
 
-export class Stubs {
-  private saved: [Record<string, unknown>, string, unknown][] = [];
+import { Stubs } from '../stand-ins';
 
-  set(target: object, key: string, value: unknown): void {
-    const t = target as Record<string, unknown>;
-    this.saved.push([t, key, t[key]]);
-    t[key] = value;
-    // A getter-only export would ignore the assignment and the test would run the real function.
-    if (t[key] !== value) throw new Error(`could not replace ${key}`);
-  }
-
-  restore(): void {
-    for (const [t, k, v] of this.saved.reverse()) t[k] = v;
-    this.saved = [];
-  }
-}
+export { Stubs };
 
 /** A host tensor of the given values (rounded to dtype). */
 export function tensor(values: number[], shape: number[], dtype: DType = 'f32'): Tensor {

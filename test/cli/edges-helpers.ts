@@ -48,23 +48,9 @@ export async function captured(body: () => Promise<number>): Promise<Run> {
   }
 }
 
-/** Replacements of module exports (or any property), undone in reverse order by restore(). */
-export class Stubs {
-  private saved: [Record<string, unknown>, string, unknown][] = [];
+import { Stubs } from '../stand-ins';
 
-  set(target: object, key: string, value: unknown): void {
-    const t = target as Record<string, unknown>;
-    this.saved.push([t, key, t[key]]);
-    t[key] = value;
-    // A getter-only export would ignore the assignment: the test would then run the real function.
-    if (t[key] !== value) throw new Error(`could not replace ${key}`);
-  }
-
-  restore(): void {
-    for (const [t, k, v] of this.saved.reverse()) t[k] = v;
-    this.saved = [];
-  }
-}
+export { Stubs };
 
 /** A backend stand-in: its kind, a device name and the number of times it was closed. */
 export interface FakeBackend {

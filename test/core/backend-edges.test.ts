@@ -11,6 +11,7 @@ import { Backend, GdnError, activeBackend, backendChoice, buildInfo, choiceOf, c
 import { ABI_VERSION, Fn, STATUS, gdnLib } from '../../lib/native/gdn';
 import { copyOp } from '../../lib/ops/copy';
 import * as conv from '../../lib/ops/conv';
+import { throwsExactly } from '../stand-ins';
 
 // eslint-disable-next-line @typescript-eslint/no-var-requires
 // What the loaded libgdn is: a host-only build (build/host, as scripts/mutate.sh pins it), or a host+cuda build on a
@@ -20,12 +21,6 @@ const cudaDevices = cudaDeviceCount();
 
 const native = require('../../lib/native/gdn') as { gdnLib: () => unknown; freeNative: (m: unknown) => void };
 
-const throwsExactly = (f: () => unknown, type: Function, message: string) =>
-  assert.throws(f, (e: Error) => {
-    assert.ok(e instanceof type, `${e.constructor.name}: ${e.message}`);
-    assert.equal(e.message, message);
-    return true;
-  });
 
 /** Replaces functions of b's lib (the real ones stay reachable through `real`). */
 function standIn(b: Backend, over: Record<string, unknown>): void {

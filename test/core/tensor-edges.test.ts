@@ -7,13 +7,8 @@ import { strict as assert } from 'assert';
 import { Tensor, HostStorage, DeviceStorage, releaseTensors, scope, numelOf, checkShape, MAX_HOST_BYTES, Coordinates } from '../../lib/tensor';
 import { Backend } from '../../lib/backend';
 import { openBackend } from '../backends';
+import { throwsExactly } from '../stand-ins';
 
-const throwsExactly = (f: () => unknown, type: Function, message: string) =>
-  assert.throws(f, (e: Error) => {
-    assert.ok(e instanceof type, `${e.constructor.name}: ${e.message}`);
-    assert.equal(e.message, message);
-    return true;
-  });
 
 const coords = (kind: string): Coordinates => ({
   kind,

@@ -21,6 +21,7 @@ import { ConvArgs, ConvUpdateArgs, Fn, OP_KIND, gdnLib } from '../../lib/native/
 import { Seen, recordingBackend } from './recording-backend';
 import { armNames, armsChanged } from '../../lib/arms/table';
 import { forgetArm, registerArm } from '../../lib/arms/registry';
+import { throwsExactly } from '../stand-ins';
 
 /**
  * The arm refusal as the library words it: every built-in conv arm, in order, then any user arms other test files
@@ -37,13 +38,6 @@ const native = require('../../lib/native/gdn') as {
   gdnLib: () => unknown;
 };
 
-const throwsExactly = (f: () => unknown, type: Function, message: string | RegExp) =>
-  assert.throws(f, (e: Error) => {
-    assert.ok(e instanceof type, `${e.constructor.name}: ${e.message}`);
-    if (typeof message === 'string') assert.equal(e.message, message);
-    else assert.match(e.message, message);
-    return true;
-  });
 
 // ---------------------------------------------------------------------------------------- the reference
 

@@ -7,13 +7,8 @@ import { strict as assert } from 'assert';
 import { Backend, activeBackend } from '../../lib/backend';
 import { copyOp, formatBytes } from '../../lib/ops/copy';
 import { CopyArgs } from '../../lib/native/gdn';
+import { throwsExactly } from '../stand-ins';
 
-const throwsExactly = (f: () => unknown, type: Function, message: string) =>
-  assert.throws(f, (e: Error) => {
-    assert.ok(e instanceof type, `${e.constructor.name}: ${e.message}`);
-    assert.equal(e.message, message);
-    return true;
-  });
 
 describe('ops/copy edges', () => {
   let b: Backend;

@@ -17,13 +17,8 @@ import * as conv from '../../lib/ops/conv';
 import { FusedArgs } from '../../lib/native/gdn';
 import { armNames } from '../../lib/arms/table';
 import { Seen, recordingBackend } from './recording-backend';
+import { throwsExactly } from '../stand-ins';
 
-const throwsExactly = (f: () => unknown, type: Function, message: string) =>
-  assert.throws(f, (e: Error) => {
-    assert.ok(e instanceof type, `${e.constructor.name}: ${e.message}`);
-    assert.equal(e.message, message);
-    return true;
-  });
 
 const D = 128;
 const C = 3 * D;

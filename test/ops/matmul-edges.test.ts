@@ -7,13 +7,8 @@ import { strict as assert } from 'assert';
 import { Tensor } from '../../lib/tensor';
 import { Backend, GdnError, activeBackend } from '../../lib/backend';
 import { matmulNT } from '../../lib/ops/matmul';
+import { throwsExactly } from '../stand-ins';
 
-const throwsExactly = (f: () => unknown, type: Function, message: string) =>
-  assert.throws(f, (e: Error) => {
-    assert.ok(e instanceof type, `${e.constructor.name}: ${e.message}`);
-    assert.equal(e.message, message);
-    return true;
-  });
 
 // a [2, 3] · b [4, 3]ᵀ: small integers, so every product is exact in f32 and bf16.
 const A = [1, 2, 3, 4, 5, 6];

@@ -18,14 +18,8 @@ import { PostconvArgs } from '../../lib/native/gdn';
 import { armNames } from '../../lib/arms/table';
 import { forgetArm, registerArm } from '../../lib/arms/registry';
 import { Seen, recordingBackend } from './recording-backend';
+import { throwsExactly } from '../stand-ins';
 
-const throwsExactly = (f: () => unknown, type: Function, message: string | RegExp) =>
-  assert.throws(f, (e: Error) => {
-    assert.ok(e instanceof type, `${e.constructor.name}: ${e.message}`);
-    if (typeof message === 'string') assert.equal(e.message, message);
-    else assert.match(e.message, message);
-    return true;
-  });
 
 const f = Math.fround;
 const inv = (ss: number) => f(1 / f(Math.sqrt(f(ss + f(1e-6)))));
