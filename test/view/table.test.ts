@@ -3,6 +3,7 @@ import { table, renderTable, toDataFrame } from '../../lib/view/table';
 import { MIME_BUNDLE } from '../../lib/view/display';
 import { formatDuration, formatNumber, formatPercent } from '../../lib/view/format';
 import { withKernel } from './fake-kernel';
+import { freshRequire } from '../stand-ins';
 
 const rows = [
   { arm: 'reg', 'median µs': 81.23456, n: 1200, identical: true },
@@ -47,6 +48,42 @@ describe('tables', function () {
     assert.match(text, /-Inf/);
     const df = toDataFrame([{ a: [1, 2], b: { k: 1 } }]);
     assert.deepEqual(df.values, [['[1, 2]', '{"k":1}']]);
+  });
+
+  it('every kind of cell value as the DataFrame holds it: missing as null, bigint as a number, arrays and typed arrays, dates, objects as JSON, the rest as text', () => {
+    class Named { toString(): string { return 'named'; } }
+    const df = toDataFrame([
+      { a: undefined, b: null, c: 7n, d: new Float32Array([0.5, 2]), e: new Date(Date.UTC(2026, 11, 6, 1, 2, 3)), f: { k: [1] }, g: new Named(), h: false, i: '[object Object]', n: 1.5 },
+    ], ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'n', 'j']);
+    // A string is kept as it is, even one that reads like an object's default text; a number stays a number.
+    assert.deepEqual(df.values, [[null, null, 7, '[0.5, 2]', '2026-12-06T01:02:03.000Z', '{"k":[1]}', 'named', false, '[object Object]', 1.5, null]]);
+    assert.equal(typeof (df.values[0] as unknown[])[2], 'number');
+    // Without columns: every key, in order of first appearance over the rows.
+    assert.deepEqual(toDataFrame([{ b: 1 }, { a: 2, b: 3 }]).columns, ['b', 'a']);
+    assert.deepEqual(toDataFrame([], ['p', 'q']).shape, [0, 2]);
+  });
+
+  it('danfojs is loaded on the first call of a fresh module, and once', () => {
+    const fresh = freshRequire<typeof import('../../lib/view/table')>(require.resolve('../../lib/view/table'));
+    const df = fresh.toDataFrame([{ a: 1 }]);
+    assert.deepEqual(df.values, [[1]]);
+    assert.equal(df.constructor, toDataFrame([{ a: 2 }]).constructor, 'both modules build the one danfojs DataFrame');
+  });
+
+  it('outside a kernel (or with show: false) nothing is displayed, and the DataFrame as a last value shows the table once', async () => {
+    const df = table(rows, { columns: ['arm', 'n'] });
+    const bundle = (df as unknown as Record<symbol, () => { data: Record<string, string> } | null>)[MIME_BUNDLE]();
+    assert.ok(bundle, 'outside a kernel the DataFrame carries its table');
+    assert.match(bundle.data['text/html'], /<th>arm<\/th><th>n<\/th><\/tr>/);
+    assert.equal(bundle.data['text/plain'].split('\n')[0].trim().split(/\s+/).join(' '), 'arm n');
+    // The bundle is a hidden, replaceable property: not copied by a spread, not listed with the frame's own fields.
+    const descriptor = Object.getOwnPropertyDescriptor(df, MIME_BUNDLE);
+    assert.deepEqual([descriptor?.enumerable, descriptor?.configurable], [false, true]);
+    assert.equal(MIME_BUNDLE in { ...df }, false);
+    const { value: quiet, outputs } = await withKernel(() => table(rows, { show: false }));
+    assert.equal(outputs.length, 0, 'show: false displays nothing in a kernel');
+    const last = (quiet as unknown as Record<symbol, () => { data: Record<string, string> } | null>)[MIME_BUNDLE]();
+    assert.ok(last && /reg-k4x2/.test(last.data['text/html']));
   });
 
   it('refuses rows that are not objects and unknown columns, naming the argument', () => {
