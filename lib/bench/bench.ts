@@ -297,18 +297,20 @@ export async function benchConv(opts: BenchOptions): Promise<BenchReport> {
     const bytes = conv.convBytes({ T, C: shape.C, K, N: shape.lengths.length, nInitial, xBytes: 2, outBytes: 2 });
     // Bits first: every timed arm/mapping against the reference arm at this shape, in this run.
     const mismatch = new Map<string, number>();
-    const ref = await conv.forward(inputs, { arm: referenceArm('conv').name, mapping: 'sequence', outDtype: 'bf16', backend });
+    // The inputs are released in the finally below, also when a check throws (a notebook's kernel lives on).
+    let ops: (ReturnType<typeof convTimed>[number] & { op: ReturnType<typeof conv.prepareTimed> })[] = [];
     try {
-      for (const a of timed) {
-        const r = await conv.forward(inputs, { arm: a.arm, mapping: a.mapping, outDtype: 'bf16', backend });
-        mismatch.set(`${a.arm}/${a.mapping}`, bitDiff(r.out, ref.out) + bitDiff(r.convState, ref.convState));
-        r.release();
+      const ref = await conv.forward(inputs, { arm: referenceArm('conv').name, mapping: 'sequence', outDtype: 'bf16', backend });
+      try {
+        for (const a of timed) {
+          const r = await conv.forward(inputs, { arm: a.arm, mapping: a.mapping, outDtype: 'bf16', backend });
+          mismatch.set(`${a.arm}/${a.mapping}`, bitDiff(r.out, ref.out) + bitDiff(r.convState, ref.convState));
+          r.release();
+        }
+      } finally {
+        ref.release();
       }
-    } finally {
-      ref.release();
-    }
-    const ops = timed.map((a) => ({ ...a, op: conv.prepareTimed(inputs, { arm: a.arm, mapping: a.mapping, outDtype: 'bf16', backend }, `${a.arm}/${a.mapping}`) }));
-    try {
+      ops = timed.map((a) => ({ ...a, op: conv.prepareTimed(inputs, { arm: a.arm, mapping: a.mapping, outDtype: 'bf16', backend }, `${a.arm}/${a.mapping}`) }));
       await timeShape(report, shape.id, bytes, opts,
         ops.map((o) => ({ label: `${o.arm}/${o.mapping}`, op: o.op, meta: { arm: o.arm, mapping: o.mapping, shape: shape.id, C: shape.C, K, T, dtype: 'bf16', note: o.note, planted: o.planted } })),
         (label) => mismatch.get(label) ?? Number.NaN);
@@ -367,18 +369,20 @@ export async function benchPostconv(opts: BenchOptions): Promise<BenchReport> {
     const bytes = postconv.postconvBytes(shape.T, dims, 2, 2, 2);
     // Bits first: every arm's five outputs against the reference arm's at this shape, in this run.
     const mismatch = new Map<string, number>();
-    const ref = await postconv.forward(inputs, { ...dims, arm: reference, qkvDtype: 'bf16', backend });
+    // The inputs are released in the finally below, also when a check throws (a notebook's kernel lives on).
+    let ops: { arm: string; note: string | undefined; planted: boolean; op: ReturnType<typeof postconv.prepareTimed> }[] = [];
     try {
-      for (const a of table) {
-        const r = await postconv.forward(inputs, { ...dims, arm: a.name, qkvDtype: 'bf16', backend });
-        mismatch.set(a.name, (['q', 'k', 'v', 'g', 'beta'] as const).reduce((n, o) => n + bitDiff(r[o], ref[o]), 0));
-        r.release();
+      const ref = await postconv.forward(inputs, { ...dims, arm: reference, qkvDtype: 'bf16', backend });
+      try {
+        for (const a of table) {
+          const r = await postconv.forward(inputs, { ...dims, arm: a.name, qkvDtype: 'bf16', backend });
+          mismatch.set(a.name, (['q', 'k', 'v', 'g', 'beta'] as const).reduce((n, o) => n + bitDiff(r[o], ref[o]), 0));
+          r.release();
+        }
+      } finally {
+        ref.release();
       }
-    } finally {
-      ref.release();
-    }
-    const ops = table.map((a) => ({ arm: a.name, note: armNote(a), planted: a.mutant, op: postconv.prepareTimed(inputs, { ...dims, arm: a.name, qkvDtype: 'bf16', backend }, a.name) }));
-    try {
+      ops = table.map((a) => ({ arm: a.name, note: armNote(a), planted: a.mutant, op: postconv.prepareTimed(inputs, { ...dims, arm: a.name, qkvDtype: 'bf16', backend }, a.name) }));
       await timeShape(report, shape.id, bytes, opts,
         ops.map((o) => ({ label: o.arm, op: o.op, meta: { arm: o.arm, shape: shape.id, T: shape.T, ...dims, dtype: 'bf16', note: o.note, planted: o.planted } })),
         (label) => mismatch.get(label) ?? Number.NaN);

@@ -71,12 +71,14 @@ interface World {
   timeArms?: (call: TimeCall) => Promise<never>;
   /** What each script's child answers (by script file name). */
   child?: Record<string, { status: number | null; stdout?: string; stderr?: string | null }>;
+  /** conv.forward of this 'arm/mapping', or fused.chain ('chain'), throws. */
   forwardFails?: string;
 }
 
 const CONV_ARMS = [conv('scalar', { reference: true, mappings: ['exact', 'exact-racy', 'sequence'] }), conv('taps', { mutant: true, mappings: ['exact'] })];
 const POST_ARMS = [post('tree', { reference: true }), post('bad', { mutant: true }), post('fast'), post('pmine', { user: true, mutant: true })];
 
+/** Puts the stand-ins in place for one test, answering as `w` says; the log returned records every call made to them. */
 function world(stubs: Stubs, w: World = {}) {
   const log = {
     made: [] as Made[],
@@ -415,10 +417,15 @@ describe('benchConv and benchPostconv on stand-in ops and timing', () => {
       && e.message === `shapes: ["T=64"] match none of ${convBenchShapes().map((s) => `'${s.id}'`).join(', ')}`);
   });
 
-  it('conv: a failing check releases the reference; a failing timing run releases the copy, the prepared arms and the tensors', async () => {
+  it('conv: a failing check releases the reference and the tensors; a failing timing run releases the copy, the prepared arms and the tensors', async () => {
     let log = world(stubs, { forwardFails: 'taps/exact' });
     await assert.rejects(benchConv({ backend: host, quick: true, shapes: [S1] }), /^Error: no taps$/);
     assert.deepEqual(log.results.map((x) => [x.arm, x.released]), [['scalar/sequence', 1], ['scalar/exact', 1], ['scalar/exact-racy', 1], ['scalar/sequence', 1]]);
+    assert.deepEqual([log.made.map((m) => m.released), log.prepared.length], [[1, 1, 1], 0]);
+    stubs.restore();
+    log = world(stubs, { forwardFails: 'scalar/sequence' });
+    await assert.rejects(benchConv({ backend: host, quick: true, shapes: [S1] }), /^Error: no scalar$/);
+    assert.deepEqual([log.made.map((m) => m.released), log.results.length], [[1, 1, 1], 0]);
     stubs.restore();
     log = world(stubs, { timeArms: async () => { throw new Error('timing failed'); } });
     await assert.rejects(benchConv({ backend: host, quick: true, shapes: [S1], arms: ['scalar/exact', 'taps'] }), /^Error: timing failed$/);
@@ -601,6 +608,19 @@ describe('benchConv and benchPostconv on stand-in ops and timing', () => {
       && e.message === `arms: 'scalar' is not a timed arm; expected one of tree, bad, fast, pmine`);
     const full = await benchPostconv({ backend: host, shapes: ['Hv=48) T=512'], arms: ['tree'], samples: true, torch: true, vllmPath: '/v' });
     assert.deepEqual([log.made.slice(-4).map((m) => m.shape), log.timed[1].opts.maxTimeMs, full.timings!.length, full.torch, log.spawned.length], [[[512, 96], [512, 10240], [48], [48]], 2500, 1, null, 0]);
+  });
+
+  it('postconv: a failing check releases the reference and the tensors', async () => {
+    const log = world(stubs);
+    stubs.set(postM, 'forward', async (_inputs: unknown, o: { arm: string }) => {
+      if (o.arm === 'fast') throw new Error('no fast');
+      const r = { arm: o.arm, released: 0 };
+      log.results.push(r);
+      return { q: { bad: 0 }, k: { bad: 0 }, v: { bad: 0 }, g: { bad: 0 }, beta: { bad: 0 }, release: () => void r.released++ };
+    });
+    await assert.rejects(benchPostconv({ backend: host, quick: true, shapes: ['Hv=32) T=32'] }), /^Error: no fast$/);
+    assert.deepEqual(log.results.map((x) => [x.arm, x.released]), [['tree', 1], ['tree', 1], ['bad', 1]]);
+    assert.deepEqual([log.made.map((m) => m.released), log.prepared.length], [[1, 1, 1, 1], 0]);
   });
 
   it('postconv: torch without vllmPath runs PyTorch only', async () => {
