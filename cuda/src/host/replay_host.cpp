@@ -68,7 +68,11 @@ gdn_status conv_run(gdn_backend* b, const ConvPlan& plan) {
   } else {
     g.order = plan.order.empty() ? nullptr : plan.order.data();
   }
-  return replay(b, registry::kConv, *plan.arm, &plan.params, plan.combo, plan.build, plan.variant, g);
+  // The offsets the plan validated and built its program list from (plan.qsl), not the caller's buffer read
+  // again: a write into that buffer during the replay cannot move a sequence outside the rows validated.
+  conv::Params p = plan.params;
+  if (p.qsl != nullptr) p.qsl = plan.qsl.data();
+  return replay(b, registry::kConv, *plan.arm, &p, plan.combo, plan.build, plan.variant, g);
 }
 
 gdn_status update_run(gdn_backend* b, const UpdatePlan& plan) {
@@ -105,7 +109,9 @@ gdn_status fused_run(gdn_backend* b, const FusedPlan& plan) {
   // Blocks are independent: chunk 0's thread for (sequence, channel) alone reads the old state and
   // writes the final one (common/arms/fused_common.h, "owned by construction").
   g.parallel = parallel_threads(b, *plan.arm, plan.build, g);
-  return replay(b, registry::kFused, *plan.arm, &plan.params, plan.combo, plan.build, plan.variant, g);
+  fused::Params p = plan.params;
+  if (p.qsl != nullptr) p.qsl = plan.qsl.data();  // the validated offsets, as conv_run
+  return replay(b, registry::kFused, *plan.arm, &p, plan.combo, plan.build, plan.variant, g);
 }
 
 }  // namespace host
