@@ -594,7 +594,7 @@ function attachVllmChain(report: BenchReport, opts: BenchOptions): void {
     report.rows.push({
       shape: s.id, arm: 'vLLM conv + post-conv', correct: false, mismatches: NaN, medianUs: us, p10Us: NaN, p90Us: NaN, n: Math.min(c.n, p.n),
       bytes: fusedRows[0].bytes, gbps: fusedRows[0].bytes / (us * 1e3), xCopy: us / copy.medianUs,
-      note: `${trusted ? '' : `NOT COMPARABLE: conv: ${trustC.note} post-conv: ${trustP.note}`}vLLM ${head.vllm} (its own process, host ahead of the GPU): conv ${c.median_us.toFixed(1)} µs (${c.x_copy.toFixed(2)}x its copy) + post-conv ${p.median_us.toFixed(1)} µs (${p.x_copy.toFixed(2)}x)${trusted ? `; ${fusedRows.map((f) => `${f.arm} / vLLM = ${(f.medianUs / us).toFixed(3)}`).join('; ')}` : ''}; not bit-exact (bf16-rounded products, approximate softplus)`,
+      note: `${trusted ? '' : `NOT COMPARABLE: conv: ${trustPart(trustC.note)}; post-conv: ${trustPart(trustP.note)}. `}vLLM ${head.vllm} (its own process, host ahead of the GPU): conv ${c.median_us.toFixed(1)} µs (${c.x_copy.toFixed(2)}x its copy) + post-conv ${p.median_us.toFixed(1)} µs (${p.x_copy.toFixed(2)}x)${trusted ? `; ${fusedRows.map((f) => `${f.arm} / vLLM = ${(f.medianUs / us).toFixed(3)}`).join('; ')}` : ''}; not bit-exact (bf16-rounded products, approximate softplus)`,
     });
   }
 }
@@ -641,6 +641,12 @@ export function baselineTrust(v: { x_copy: number; check?: { ok: boolean; error?
   else if (!v.check.ok) why.push(`output check FAILED (${v.check.error ?? `max excess error ${JSON.stringify(v.check.max_excess_err)}`})`);
   if (v.x_copy < 0.95) why.push(`${v.x_copy.toFixed(2)}× its copy is BELOW THE COPY FLOOR: it cannot have moved its bytes`);
   return why.length ? { ok: false, note: `NOT COMPARABLE: ${why.join('; ')}. ` } : { ok: true, note: 'outputs checked against a float32 formula; ' };
+}
+
+// One side's trust note inside the chain's: without its own "NOT COMPARABLE: " (the chain's note says it once)
+// and its closing punctuation, so the two sides read as one sentence.
+function trustPart(note: string): string {
+  return note.replace(/^NOT COMPARABLE: /, '').replace(/[.;]\s*$/, '');
 }
 
 // ------------------------------------------------------------------------------------------ PyTorch

@@ -810,7 +810,7 @@ describe('benchFused on stand-in ops and timing', () => {
         },
         {
           shape: F3, arm: 'vLLM conv + post-conv', correct: false, mismatches: NaN, medianUs: 30, p10Us: NaN, p90Us: NaN, n: 6, bytes: bytes3, gbps: bytes3 / 30e3, xCopy: 30 / 8,
-          note: `NOT COMPARABLE: conv: NOT COMPARABLE: outputs not checked.  post-conv: outputs checked against a float32 formula; vLLM 0.9.2 (its own process, host ahead of the GPU): conv 10.0 µs (1.00x its copy) + post-conv 20.0 µs (3.00x); ${tail}`,
+          note: `NOT COMPARABLE: conv: outputs not checked; post-conv: outputs checked against a float32 formula. vLLM 0.9.2 (its own process, host ahead of the GPU): conv 10.0 µs (1.00x its copy) + post-conv 20.0 µs (3.00x); ${tail}`,
         },
       ]);
       assert.equal(progress.length, 3, 'no checkpoint of its own before vLLM');
