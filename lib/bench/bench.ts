@@ -646,7 +646,9 @@ export function baselineTrust(v: { x_copy: number; check?: { ok: boolean; error?
 // One side's trust note inside the chain's: without its own "NOT COMPARABLE: " (the chain's note says it once)
 // and its closing punctuation, so the two sides read as one sentence.
 function trustPart(note: string): string {
-  return note.replace(/^NOT COMPARABLE: /, '').replace(/[.;]\s*$/, '');
+  const untrusted = 'NOT COMPARABLE: ';
+  const reasons = note.startsWith(untrusted) ? note.slice(untrusted.length) : note;
+  return reasons.trimEnd().slice(0, -1); // baselineTrust ends each note with '. ' or '; '
 }
 
 // ------------------------------------------------------------------------------------------ PyTorch

@@ -16,7 +16,9 @@ function timed(label: string, samples: number[]): CaseTiming {
 }
 
 describe('bootstrap ratio interval: coverage of a known ratio', function () {
-  this.timeout(60000);
+  // Under StrykerJS with every file of lib/ instrumented (scripts/mutate.sh sets GDNLAB_MUTATION) the 120-seed
+  // bootstraps took more than a minute: no limit there; the mutant's own timeout still applies.
+  this.timeout(process.env.GDNLAB_MUTATION ? 0 : 60000);
 
   it('unpaired: the 95% interval covers the true ratio 1.25 in 87–99% of 120 seeds', () => {
     let covered = 0;
