@@ -9,6 +9,7 @@
 #                    where the build only proves that the CUDA code compiles and the other architectures are
 #                    proven by ptxas in the tests — docs/MAINTAINING.md, "CI time" and "GPU architectures")
 #   GDNLAB_JOBS=N    parallel compile jobs (default: the core count)
+#   GDNLAB_CCACHE=auto (default: through ccache when it is installed) | off
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
@@ -99,8 +100,17 @@ build_typescript() {
   touch dist/.tsbuildinfo
 }
 
+# Through ccache where it is installed (scripts/setup.sh installs it for the tests): a second tree of the same
+# sources (Binder's postBuild in a copy, planted defects' scratch copies) gets the objects from the cache. Paths under
+# the tree are hashed relative to it (CCACHE_BASEDIR), so copies elsewhere match; a hit gives the same object file.
+host_launcher=()
+if [ "${GDNLAB_CCACHE:-auto}" != off ] && command -v ccache >/dev/null 2>&1; then
+  export CCACHE_BASEDIR="$PWD"
+  host_launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+
 require_tools
-timed "libgdn host build" build_native build/host -DGDN_CUDA=OFF
+timed "libgdn host build" build_native build/host -DGDN_CUDA=OFF "${host_launcher[@]}"
 timed "libgdn CUDA build" build_cuda
 timed "TypeScript" build_typescript
 say "build done"

@@ -67,18 +67,40 @@ setup_venv() {
   fi
 }
 
-# Debian's chromium for test/browser; installed only when missing, and only where we may (root).
-setup_chromium() {
-  local chromium="${GDNLAB_CHROMIUM:-/usr/bin/chromium}"
-  [ -x "$chromium" ] && return 0
-  if is_root && command -v apt-get >/dev/null 2>&1; then
-    say "installing Debian's chromium for the browser test (apt-get install chromium)"
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+# Debian's packages the tests use, installed only when missing, and only where we may (root):
+# - ccache, through which scripts/build.sh compiles, so that the second host build of the same sources (Binder's
+#   postBuild in a copy of the tree, test/binder) is read from the cache instead of taking minutes of CPU beside the
+#   other suites (docs/MAINTAINING.md, "CI time"). Installed before the build, which must go through it to fill it.
+# - chromium for test/browser: installed while libgdn compiles (apt mostly waits on the network and the disk).
+apt_updated=0
+can_apt() { is_root && command -v apt-get >/dev/null 2>&1; }
+apt_install() {
+  if [ "$apt_updated" = 0 ]; then DEBIAN_FRONTEND=noninteractive apt-get update -qq; apt_updated=1; fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
+}
+chromium_path() { echo "${GDNLAB_CHROMIUM:-/usr/bin/chromium}"; }
+missing_hint() {
+  say "$1 is missing: $2. Install it with:"
+  say "    sudo apt-get update && sudo apt-get install -y $1"
+}
+
+setup_ccache() {
+  command -v ccache >/dev/null 2>&1 && return 0
+  if can_apt; then
+    say "installing Debian's ccache for the tests (apt-get install ccache)"
+    apt_install ccache
   else
-    say "chromium is missing, so the browser test will fail. Install it with:"
-    say "    sudo apt-get update && sudo apt-get install -y chromium"
-    say "or point GDNLAB_CHROMIUM at a Chromium binary."
+    missing_hint ccache "the Binder test compiles libgdn a second time"
+  fi
+}
+
+setup_chromium() {
+  [ -x "$(chromium_path)" ] && return 0
+  if can_apt; then
+    say "installing Debian's chromium for the browser test (apt-get install chromium)"
+    apt_install chromium
+  else
+    missing_hint chromium "the browser test will fail (or point GDNLAB_CHROMIUM at a Chromium binary)"
   fi
 }
 
@@ -99,7 +121,13 @@ if [ "$WITH_VENV" = 1 ]; then
   ( timed "Python venv" setup_venv ) >"$venv_log" 2>&1 &
   venv_pid=$!
 fi
-if [ "$WITH_TESTS" = 1 ]; then timed "chromium" setup_chromium; fi
+chromium_pid=""
+if [ "$WITH_TESTS" = 1 ]; then
+  timed "ccache" setup_ccache
+  chromium_log="$(mktemp)"
+  ( timed "chromium" setup_chromium ) >"$chromium_log" 2>&1 &
+  chromium_pid=$!
+fi
 build_status=0
 timed "build" bash scripts/build.sh || build_status=$?
 if [ -n "$venv_pid" ]; then
@@ -107,6 +135,13 @@ if [ -n "$venv_pid" ]; then
   wait "$venv_pid" || venv_status=$?
   cat "$venv_log" >&2
   [ "$venv_status" = 0 ] || die "setting up the Python venv failed (its output is above)"
+fi
+if [ -n "$chromium_pid" ]; then
+  chromium_status=0
+  wait "$chromium_pid" || chromium_status=$?
+  cat "$chromium_log" >&2
+  rm -f "$chromium_log"
+  [ "$chromium_status" = 0 ] || die "installing chromium failed (its output is above)"
 fi
 [ "$build_status" = 0 ] || die "the build failed (see its output above)"
 if [ "$WITH_VENV" = 1 ]; then install_kernelspec; fi

@@ -2,6 +2,8 @@
 // byte and parse. Before bin/gdnlab.js waited for stdout to drain, a pipe got 131,072 bytes of
 // `check conv --json` (process.exit() cut what the pipe had not taken yet). The reader sleeps
 // first, so the pipe is full when the command finishes: exactly the case that truncated.
+// Every command leaves through the same drain (lib/cli/index.ts, exitAfterDrain), so one real check
+// (more than two pipe buffers) and one page of more than 1 MB stand for all of them.
 
 import { strict as assert } from 'assert';
 import { spawn } from 'child_process';
@@ -82,19 +84,6 @@ describe('gdnlab CLI output through a pipe', function () {
     assert.equal(r.status, 0, r.stderr);
     assert.ok(r.bytes > 131_072, `${r.bytes} bytes`);
     for (const k of ['backend', 'device', 'equivalence', 'revision']) assert.ok((r.keys as string[]).includes(k), `no '${k}' in ${String(r.keys)}`);
-  });
-
-  it('check postconv --quick --json: complete through a pipe', async () => {
-    const r = await pipeThroughPython(['check', 'postconv', '--quick', '--json']);
-    assert.equal(r.status, 0, r.stderr);
-    assert.ok(r.bytes > 65_536, `${r.bytes} bytes: more than one pipe buffer`);
-  });
-
-  it('bench conv --quick --samples --json: complete through a pipe, raw samples included', async () => {
-    const r = await pipeThroughPython(['bench', 'conv', '--quick', '--no-torch', '--samples', '--json']);
-    assert.equal(r.status, 0, r.stderr);
-    assert.ok(r.bytes > 65_536, `${r.bytes} bytes`);
-    assert.ok((r.keys as string[]).includes('timings'), String(r.keys));
   });
 
   it('notebooks compare --json of two notebooks: more than 1 MB through a pipe, parsed whole', async () => {

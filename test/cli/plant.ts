@@ -2,17 +2,13 @@
 // NODE_OPTIONS=--require. GDNLAB_PLANT names one:
 //   postconv-beta       every post-conv arm returns beta = 1 − sigmoid(b): arms agree with each
 //                       other, only the comparison with the float64 reference can see it;
-//   postconv-reference  the float64 reference's beta is wrong instead;
 //   conv-truncate       every conv arm stores bf16 outputs by truncation: arms agree, errors stay
-//                       inside the bf16 tolerance, only the rounding check can see it;
-//   conv-reference      the float64 reference's out is 1% off.
+//                       inside the bf16 tolerance, only the rounding check can see it.
 // A check that declares its reference row ok instead of computing it exits 0 under these.
 
 import { Tensor } from '../../lib/tensor';
 import * as convOps from '../../lib/ops/conv';
 import * as postconvOps from '../../lib/ops/postconv';
-import * as convRef from '../../lib/reference/conv';
-import * as postconvRef from '../../lib/reference/postconv';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 const plant = process.env.GDNLAB_PLANT;
@@ -38,14 +34,6 @@ switch (plant) {
     (postconvOps as Mutable<typeof postconvOps>).forward = async (inputs, opts) => replaceBeta(await forward(inputs, opts));
     break;
   }
-  case 'postconv-reference': {
-    const ref = postconvRef.postconvReference;
-    (postconvRef as Mutable<typeof postconvRef>).postconvReference = (inputs, s) => {
-      const r = ref(inputs, s);
-      return { ...r, beta: r.beta.map((v) => 1 - v) };
-    };
-    break;
-  }
   case 'conv-truncate': {
     const forwardSync = convOps.forwardSync;
     (convOps as Mutable<typeof convOps>).forwardSync = (inputs, opts = {}) => {
@@ -54,14 +42,6 @@ switch (plant) {
       const out = truncatedBf16(r.out);
       const release = r.release.bind(r);
       return { ...r, out, release: () => { release(); out.release(); } };
-    };
-    break;
-  }
-  case 'conv-reference': {
-    const ref = convRef.convReference;
-    (convRef as Mutable<typeof convRef>).convReference = (inputs) => {
-      const r = ref(inputs);
-      return { ...r, out: r.out.map((v) => v * 1.01) };
     };
     break;
   }

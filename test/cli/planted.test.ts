@@ -1,6 +1,7 @@
 // No result is declared (docs/TESTING.md): `gdnlab check conv` and `check postconv` must exit
-// non-zero when the reference they compare with, or a defect every arm shares, is planted
-// (test/cli/plant.ts); and exit 0 with nothing planted (test/cli/cli.test.ts).
+// non-zero, naming the output, when a defect every arm shares is planted (test/cli/plant.ts); and exit
+// 0 with nothing planted (test/cli/cli.test.ts). A wrong float64 reference is planted in-process
+// (test/check/checks.test.ts): through the CLI it would run the same verdict and exit code again.
 
 import { strict as assert } from 'assert';
 import { spawnSync } from 'child_process';
@@ -16,7 +17,7 @@ function plantedCheck(op: 'conv' | 'postconv', plant: string) {
   return { status: r.status, out: r.stdout, err: r.stderr };
 }
 
-describe('gdnlab check with a planted wrong reference exits non-zero', function () {
+describe('gdnlab check with a planted shared defect exits non-zero', function () {
   this.timeout(180000);
 
   it('check postconv: every arm returns a broken beta (arms agree; only the float64 comparison sees it)', () => {
@@ -26,24 +27,12 @@ describe('gdnlab check with a planted wrong reference exits non-zero', function 
     assert.doesNotMatch(r.out, /tree vs float64 reference — [qkvg] /, 'only beta was planted');
   });
 
-  it('check postconv: the float64 reference is wrong', () => {
-    const r = plantedCheck('postconv', 'postconv-reference');
-    assert.equal(r.status, 1, r.out.slice(-2000));
-    assert.match(r.out, /^FAIL .*tree vs float64 reference — beta/m);
-  });
-
   it('check conv: every arm truncates its bf16 store (inside the bf16 tolerance; the rounding check sees it)', () => {
     const r = plantedCheck('conv', 'conv-truncate');
     assert.equal(r.status, 1, r.out.slice(-2000));
     assert.match(r.out, /^FAIL .*->bf16 .*ROUNDING: \d+ bf16 elements not rounded to nearest even/m);
     assert.doesNotMatch(r.out, /^FAIL .*->f32 /m, 'f32 outputs are not affected');
     assert.doesNotMatch(r.out, /OUT OF TOLERANCE/, 'truncation stays inside the bf16 tolerance: the tolerance alone would pass it');
-  });
-
-  it('check conv: the float64 reference is 1% off', () => {
-    const r = plantedCheck('conv', 'conv-reference');
-    assert.equal(r.status, 1, r.out.slice(-2000));
-    assert.match(r.out, /^FAIL .*OUT OF TOLERANCE/m);
   });
 
   it('an unknown planted defect is refused (the preload is really loaded)', () => {
