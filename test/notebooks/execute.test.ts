@@ -8,7 +8,7 @@ import * as path from 'path';
 import { runNotebooks, Report } from '../../lib/notebooks/run';
 import { exportNotebook } from '../../lib/notebooks/export';
 import { Notebook, PLOTLY_MIME, SVG_MIME, nonEmptyCodeCells, plotChecks, readNotebook, textOf } from '../../lib/notebooks/ipynb';
-import { jupyterPython, shippedNotebooks } from '../../lib/notebooks/paths';
+import { shippedNotebooks } from '../../lib/notebooks/paths';
 import { PLOT_CELL, TABLE_CELL, svgImagesInHtml, tempDir, writeTempNotebook } from './helpers';
 
 const MB = 1_000_000;
@@ -131,53 +131,33 @@ describe('notebooks: headless runner (lib/notebooks/run.ts)', function () {
   });
 });
 
-// The shipped notebooks run two at a time, niced, from the start of a whole-suite run (a root hook, like the
-// architecture compiles of test/cuda-archs): most suites before this file keep one core busy, and the notebooks
-// use the other; each test below awaits its own notebook's run (docs/MAINTAINING.md, "CI time"). A run filtered
-// with --grep starts them only when this file's suite starts. Each kernel gets its own module cache, so no
-// test's GDNLAB_ARM_CACHE (set and removed by other files) reaches it.
-const shippedRuns = new Map<string, Promise<Report>>();
-let shippedDir: string | null = null;
-
-function startShippedRuns(): string {
-  if (shippedDir) return shippedDir;
-  const dir = tempDir('nbshipped');
-  shippedDir = dir;
-  // nice: the notebooks' kernels (and what they start) give the CPU to the suites in the foreground.
-  const python = path.join(dir, 'python-niced');
-  fs.writeFileSync(python, `#!/bin/sh\nexec nice -n 10 ${JSON.stringify(jupyterPython())} "$@"\n`, { mode: 0o755 });
-  const env = { ...process.env, GDNLAB_ARM_CACHE: path.join(dir, 'arm-cache') };
-  const queue = [...shippedNotebooks()];
-  const lane = async (): Promise<void> => {
-    for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
-      const run = runNotebooks([file], { outDir: path.join(dir, 'run'), backend: 'host', python, env }).then(([r]) => r);
-      shippedRuns.set(file, run);
-      await run.catch(() => undefined);
-    }
-  };
-  void lane();
-  void lane();
-  return dir;
-}
-
-const filtered = process.argv.some((a) => /^(-g|-f|--grep|--fgrep)(=|$)/.test(a));
-before(function () {
-  if (!filtered) startShippedRuns();
-});
-
 describe('notebooks: shipped notebooks execute headless with outputs saved', function () {
   this.timeout(900_000);
   const notebooks = shippedNotebooks();
   let dir: string;
+  // The notebooks run two at a time (each kernel is one busy process; CI has two cores), started when the
+  // suite starts; each test awaits its own notebook's run (docs/MAINTAINING.md, "CI time").
+  const runs = new Map<string, Promise<Report>>();
   before(() => {
-    dir = startShippedRuns();
+    dir = tempDir('nbshipped');
+    const queue = [...notebooks];
+    const lane = async (): Promise<void> => {
+      for (let f = queue.shift(); f !== undefined; f = queue.shift()) {
+        const file = f;
+        const run = runNotebooks([file], { outDir: path.join(dir, 'run'), backend: 'host' }).then(([r]) => r);
+        runs.set(file, run);
+        await run.catch(() => undefined);
+      }
+    };
+    void lane();
+    void lane();
   });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   /** The run of `file` started by the lanes above (waits until a lane has picked it up). */
   async function runOf(file: string): Promise<Report> {
-    while (!shippedRuns.has(file)) await new Promise((res) => setTimeout(res, 200));
-    return shippedRuns.get(file)!;
+    while (!runs.has(file)) await new Promise((res) => setTimeout(res, 200));
+    return runs.get(file)!;
   }
 
   for (const file of notebooks) {
