@@ -5,7 +5,7 @@
 #
 #   GDNLAB_CUDA=auto (default) | on (fail without nvcc) | off (skip the CUDA build)
 #   GDNLAB_CUDA_ARCHS=LIST  CMake CUDA architectures for a new build/cuda (default where a GPU is present:
-#                    cuda/CMakeLists.txt's choice, that machine's GPUs; 90-real alone on a machine without one,
+#                    cuda/CMakeLists.txt's choice, that machine's GPUs; 80-virtual (PTX) on a machine without one,
 #                    where the build only proves that the CUDA code compiles and the other architectures are
 #                    proven by ptxas in the tests — docs/MAINTAINING.md, "CI time" and "GPU architectures")
 #   GDNLAB_JOBS=N    parallel compile jobs (default: the core count)
@@ -48,20 +48,24 @@ build_cuda() {
     say "nvcc not found: skipping the CUDA build (the host backend gives the same bits; set GDNLAB_CUDA=on to require it)"
     return 0
   fi
-  local archs=()
+  local archs=() keep=(-DGDN_KEEP_CUDA_INTERMEDIATES=)
   if [ -n "${GDNLAB_CUDA_ARCHS:-}" ]; then
     archs=(-DCMAKE_CUDA_ARCHITECTURES="$GDNLAB_CUDA_ARCHS")
   elif ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
-    # Nothing here can run the CUDA backend: one architecture (the H200's) proves the code compiles, in a
-    # sixth of the time of the fallback list (sm_80 ... sm_120, which test/cuda-archs compiles through ptxas
-    # instead). A machine with a GPU gets its own GPUs' architectures (cuda/CMakeLists.txt).
-    archs=(-DCMAKE_CUDA_ARCHITECTURES=90-real)
-    [ -f build/cuda/CMakeCache.txt ] || say "no GPU here: compiling the CUDA backend for sm_90 only (compile-only; GDNLAB_CUDA_ARCHS overrides)"
+    # Nothing here can run the CUDA backend: its device code is compiled to compute_80 PTX alone (the sources
+    # branch on the architecture at 800 only), which proves it compiles, and nvcc keeps that PTX in
+    # build/cuda/nvcc-keep for test/cuda-archs, which puts it through ptxas for every architecture of the
+    # fallback list, sm_90 included. A machine with a GPU gets its own GPUs' machine code (cuda/CMakeLists.txt).
+    archs=(-DCMAKE_CUDA_ARCHITECTURES=80-virtual)
+    keep=(-DGDN_KEEP_CUDA_INTERMEDIATES="$PWD/build/cuda/nvcc-keep")
+    [ -f build/cuda/CMakeCache.txt ] || say "no GPU here: compiling the CUDA backend to compute_80 PTX only (compile-only; test/cuda-archs runs ptxas per architecture; GDNLAB_CUDA_ARCHS overrides)"
   fi
   # The host replay is linked from build/host's archive, compiled once (cuda/CMakeLists.txt,
   # GDN_HOST_REPLAY_FROM; docs/MAINTAINING.md, "CI time").
-  build_native build/cuda -DGDN_CUDA=ON -DCMAKE_CUDA_COMPILER="$nvcc" "${archs[@]}" \
+  build_native build/cuda -DGDN_CUDA=ON -DCMAKE_CUDA_COMPILER="$nvcc" "${archs[@]}" "${keep[@]}" \
     -DGDN_HOST_REPLAY_FROM="$PWD/build/host"
+  # Only the PTX is read again (test/cuda-archs); the preprocessed sources nvcc also kept are large.
+  if [ -d build/cuda/nvcc-keep ]; then find build/cuda/nvcc-keep -type f ! -name '*.ptx' -delete; fi
 }
 
 # Removes compiled files whose TypeScript source is gone, so mocha never runs a deleted test.

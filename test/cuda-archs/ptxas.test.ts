@@ -1,7 +1,7 @@
 // Every GPU from sm_80 on (docs/MAINTAINING.md, "GPU architectures"): every kernel of the CUDA backend
-// compiles for each architecture of cuda/CMakeLists.txt's fallback list. CI builds the backend for sm_90 only
-// (scripts/build.sh: a sixth of the time); the other architectures are proven here for a fraction of a full
-// build each: each source is compiled to PTX once, for compute_80, and that PTX goes through ptxas -O3 (the
+// compiles for each architecture of cuda/CMakeLists.txt's fallback list. Without a GPU, scripts/build.sh builds
+// the backend to compute_80 PTX only and keeps that PTX (build/cuda/nvcc-keep); every architecture is proven
+// here for a fraction of a full build each: each source's compute_80 PTX (the build's, else compiled here) goes through ptxas -O3 (the
 // build's optimisation level) for every architecture. The one PTX stands for every architecture's because the
 // sources branch on the architecture only at 800 (cp.async, cvt.rn.bf16), which the first test checks: a
 // guard above 800 would make the PTX differ per architecture, and this shortcut would no longer prove it.
@@ -60,6 +60,8 @@ function resourceSummary(log: string): { entries: number; maxRegisters: number; 
 
 interface Compiled {
   ptxSeconds: number;
+  /** Where the PTX came from: the CUDA build's kept files, or compiled here. */
+  ptxFrom: string;
   sources: number;
   /** Architectures the CUDA build compiled from source (not run through ptxas here). */
   fromBuild: string[];
@@ -91,20 +93,33 @@ function startCompiles(): Promise<Compiled> {
       const width = Math.max(1, Math.min(os.cpus().length, 4));
       const includes = ['-I', path.join(CUDA, 'include'), '-I', path.join(CUDA, 'src', 'common'), '-I', path.join(CUDA, 'src'), '-I', path.join(dir, 'gen')];
       const srcs = sources();
-      const t0 = Date.now();
-      const ptx = await pool(srcs.map((src) => async () => {
-        const out = path.join(dir, `${path.basename(src, '.cu')}.ptx`);
-        const r = await run(nvccPath, [...NVCC_FLAGS, ...includes, '-ptx', '-arch=compute_80', src, '-o', out]);
-        return { file: path.relative(ROOT, src), out, code: r.code, err: r.err };
-      }), width);
-      const ptxSeconds = (Date.now() - t0) / 1000;
-      // The architectures scripts/build.sh's CUDA tree compiled from source are proven there; the rest here.
       let built = '';
+      let cache = '';
       try {
-        built = /CMAKE_CUDA_ARCHITECTURES:[A-Z]+=(.*)/.exec(fs.readFileSync(path.join(ROOT, 'build', 'cuda', 'CMakeCache.txt'), 'utf8'))?.[1] ?? '';
+        cache = fs.readFileSync(path.join(ROOT, 'build', 'cuda', 'CMakeCache.txt'), 'utf8');
+        built = /CMAKE_CUDA_ARCHITECTURES:[A-Z]+=(.*)/.exec(cache)?.[1] ?? '';
       } catch {
-        // no CUDA tree: ptxas covers every architecture
+        // no CUDA tree: PTX compiled here, ptxas covers every architecture
       }
+      // A CUDA tree built for compute_80 alone with nvcc's files kept (scripts/build.sh without a GPU) has compiled
+      // every source to exactly this PTX, with the library's own flags; it is used when it is there for every source
+      // and not older than the library it went into.
+      const keptDir = /GDN_KEEP_CUDA_INTERMEDIATES:[A-Z]+=(.+)/.exec(cache)?.[1] ?? '';
+      const lib = path.join(ROOT, 'build', 'cuda', 'libgdn.so');
+      const keptPtx = (src: string) => path.join(keptDir, `${path.basename(src, '.cu')}.ptx`);
+      const useKept = built === '80-virtual' && keptDir !== '' && fs.existsSync(lib)
+        && srcs.every((src) => fs.existsSync(keptPtx(src)) && fs.statSync(keptPtx(src)).mtimeMs <= fs.statSync(lib).mtimeMs);
+      const t0 = Date.now();
+      const ptx = useKept
+        ? srcs.map((src) => ({ file: path.relative(ROOT, src), out: keptPtx(src), code: 0 as number | null, err: '' }))
+        : await pool(srcs.map((src) => async () => {
+          const out = path.join(dir, `${path.basename(src, '.cu')}.ptx`);
+          const r = await run(nvccPath, [...NVCC_FLAGS, ...includes, '-ptx', '-arch=compute_80', src, '-o', out]);
+          return { file: path.relative(ROOT, src), out, code: r.code, err: r.err };
+        }), width);
+      const ptxSeconds = (Date.now() - t0) / 1000;
+      const ptxFrom = useKept ? `kept by the CUDA build (${path.relative(ROOT, keptDir)}, CMAKE_CUDA_ARCHITECTURES=${built})` : `compiled here in ${ptxSeconds.toFixed(0)} s`;
+      // The architectures scripts/build.sh's CUDA tree compiled to machine code are proven there; the rest here.
       const fromBuild = ARCHS.filter((a) => built.split(';').some((x) => x.replace(/-real$/, '') === a) && fs.existsSync(path.join(ROOT, 'build', 'cuda', 'libgdn.so')));
       const good = ptx.filter((p) => p.code === 0);
       const jobs = ARCHS.filter((a) => !fromBuild.includes(a)).flatMap((arch) => good.map((p) => async () => {
@@ -112,7 +127,7 @@ function startCompiles(): Promise<Compiled> {
         return { arch, file: path.basename(p.out), ...r };
       }));
       const ptxas = await pool(jobs, width);
-      return { ptxSeconds, sources: srcs.length, fromBuild, built, results: { ptx, ptxas } };
+      return { ptxSeconds, ptxFrom, sources: srcs.length, fromBuild, built, results: { ptx, ptxas } };
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
@@ -146,8 +161,8 @@ describe('CUDA architectures: every kernel compiles for sm_80, 86, 89, 90, 100 a
 
   it('ptxas -O3 compiles every kernel for each architecture', async function () {
     if (!nvcc || !ptxas) this.skip();
-    const { ptxSeconds, sources: nSources, fromBuild, built, results } = await startCompiles();
-    console.log(`      PTX (compute_80) of ${nSources} sources: ${ptxSeconds.toFixed(0)} s`);
+    const { ptxFrom, sources: nSources, fromBuild, built, results } = await startCompiles();
+    console.log(`      PTX (compute_80) of ${nSources} sources: ${ptxFrom}`);
     for (const a of fromBuild) console.log(`      sm_${a}: compiled from source by the CUDA build (build/cuda, CMAKE_CUDA_ARCHITECTURES=${built})`);
     for (const r of results.ptx) assert.equal(r.code, 0, `nvcc -ptx ${r.file}: ${r.err.slice(-2000)}`);
     const entriesPerArch = new Map<string, number>();
