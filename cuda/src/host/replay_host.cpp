@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cinttypes>
+#include <vector>
 
 namespace gdn {
 namespace host {
@@ -50,6 +51,17 @@ int parallel_threads(gdn_backend* b, const registry::Entry& e, int build, const 
   return host::effective_threads(b->host_threads);
 }
 
+// The index lists a plan validated and built its launch from (the sequence offsets, the decode slots) are replayed
+// from the plan's host copy, never read again from the caller's buffer: an output written into that buffer during
+// the replay (possible only if an overlap check were wrong) cannot send a block outside the rows or slots that were
+// validated, and a test of the check fails on its assertion instead of a crash.
+template <class Params>
+Params with_validated_list(const Params& params, const int32_t* Params::*list, const std::vector<int32_t>& validated) {
+  Params p = params;
+  if (p.*list != nullptr) p.*list = validated.data();
+  return p;
+}
+
 }  // namespace
 
 gdn_status conv_run(gdn_backend* b, const ConvPlan& plan) {
@@ -68,10 +80,7 @@ gdn_status conv_run(gdn_backend* b, const ConvPlan& plan) {
   } else {
     g.order = plan.order.empty() ? nullptr : plan.order.data();
   }
-  // The offsets the plan validated and built its program list from (plan.qsl), not the caller's buffer read
-  // again: a write into that buffer during the replay cannot move a sequence outside the rows validated.
-  conv::Params p = plan.params;
-  if (p.qsl != nullptr) p.qsl = plan.qsl.data();
+  const conv::Params p = with_validated_list(plan.params, &conv::Params::qsl, plan.qsl);
   return replay(b, registry::kConv, *plan.arm, &p, plan.combo, plan.build, plan.variant, g);
 }
 
@@ -84,7 +93,8 @@ gdn_status update_run(gdn_backend* b, const UpdatePlan& plan) {
   g.cooperative = plan.arm->cooperative();
   g.barriers = plan.arm->barriers();
   g.parallel = parallel_threads(b, *plan.arm, 0, g);
-  return replay(b, registry::kUpdate, *plan.arm, &plan.params, plan.combo, 0, plan.variant, g);
+  const update::Params p = with_validated_list(plan.params, &update::Params::slots, plan.slots);
+  return replay(b, registry::kUpdate, *plan.arm, &p, plan.combo, 0, plan.variant, g);
 }
 
 gdn_status postconv_run(gdn_backend* b, const PostconvPlan& plan) {
@@ -109,8 +119,7 @@ gdn_status fused_run(gdn_backend* b, const FusedPlan& plan) {
   // Blocks are independent: chunk 0's thread for (sequence, channel) alone reads the old state and
   // writes the final one (common/arms/fused_common.h, "owned by construction").
   g.parallel = parallel_threads(b, *plan.arm, plan.build, g);
-  fused::Params p = plan.params;
-  if (p.qsl != nullptr) p.qsl = plan.qsl.data();  // the validated offsets, as conv_run
+  const fused::Params p = with_validated_list(plan.params, &fused::Params::qsl, plan.qsl);
   return replay(b, registry::kFused, *plan.arm, &p, plan.combo, plan.build, plan.variant, g);
 }
 
