@@ -80,7 +80,6 @@ apt_install() {
   if [ "$apt_updated" = 0 ]; then DEBIAN_FRONTEND=noninteractive apt-get update -qq; apt_updated=1; fi
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
 }
-chromium_path() { echo "${GDNLAB_CHROMIUM:-/usr/bin/chromium}"; }
 missing_hint() {
   say "$1 is missing: $2. Install it with:"
   say "    sudo apt-get update && sudo apt-get install -y $1"
@@ -97,7 +96,7 @@ setup_ccache() {
 }
 
 setup_chromium() {
-  [ -x "$(chromium_path)" ] && return 0
+  [ -x "${GDNLAB_CHROMIUM:-/usr/bin/chromium}" ] && return 0
   if can_apt; then
     say "installing Debian's chromium for the browser test (apt-get install chromium)"
     apt_install chromium
@@ -112,39 +111,38 @@ install_kernelspec() {
   node dist/kernel/install.js --python "$VENV_PYTHON" --sys-prefix >/dev/null
 }
 
+# Steps that run while libgdn compiles (pip and apt mostly wait on the network and the disk). Each one's output is
+# held in a file and shown once it is done, so the logs do not interleave (docs/MAINTAINING.md, "CI time").
+beside_pids=() beside_logs=() beside_failures=()
+trap 'rm -f "${beside_logs[@]}"' EXIT
+# beside_build NAME FUNCTION "MESSAGE IF IT FAILS"
+beside_build() {
+  local log
+  log="$(mktemp)"
+  ( timed "$1" "$2" ) >"$log" 2>&1 &
+  beside_pids+=($!) beside_logs+=("$log") beside_failures+=("$3")
+}
+# Waits for each, in the order started, shows its output and stops at the first that failed.
+finish_beside_build() {
+  local i status
+  for i in "${!beside_pids[@]}"; do
+    status=0
+    wait "${beside_pids[$i]}" || status=$?
+    cat "${beside_logs[$i]}" >&2
+    [ "$status" = 0 ] || die "${beside_failures[$i]} (its output is above)"
+  done
+}
+
 check_node
 timed "npm packages" install_npm_packages
-# The venv (pip: mostly unpacking wheels, one process) is set up while libgdn compiles; its output is
-# shown once it is done, so the two logs do not interleave (docs/MAINTAINING.md, "CI time").
-venv_pid=""
-if [ "$WITH_VENV" = 1 ]; then
-  venv_log="$(mktemp)"
-  trap 'rm -f "$venv_log"' EXIT
-  ( timed "Python venv" setup_venv ) >"$venv_log" 2>&1 &
-  venv_pid=$!
-fi
-chromium_pid=""
+if [ "$WITH_VENV" = 1 ]; then beside_build "Python venv" setup_venv "setting up the Python venv failed"; fi
 if [ "$WITH_TESTS" = 1 ]; then
   timed "ccache" setup_ccache
-  chromium_log="$(mktemp)"
-  ( timed "chromium" setup_chromium ) >"$chromium_log" 2>&1 &
-  chromium_pid=$!
+  beside_build "chromium" setup_chromium "installing chromium failed"
 fi
 build_status=0
 timed "build" bash scripts/build.sh || build_status=$?
-if [ -n "$venv_pid" ]; then
-  venv_status=0
-  wait "$venv_pid" || venv_status=$?
-  cat "$venv_log" >&2
-  [ "$venv_status" = 0 ] || die "setting up the Python venv failed (its output is above)"
-fi
-if [ -n "$chromium_pid" ]; then
-  chromium_status=0
-  wait "$chromium_pid" || chromium_status=$?
-  cat "$chromium_log" >&2
-  rm -f "$chromium_log"
-  [ "$chromium_status" = 0 ] || die "installing chromium failed (its output is above)"
-fi
+finish_beside_build
 [ "$build_status" = 0 ] || die "the build failed (see its output above)"
 if [ "$WITH_VENV" = 1 ]; then install_kernelspec; fi
 say "setup done"
