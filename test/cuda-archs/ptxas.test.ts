@@ -1,10 +1,11 @@
 // Every GPU from sm_80 on (docs/MAINTAINING.md, "GPU architectures"): every kernel of the CUDA backend
 // compiles for each architecture of cuda/CMakeLists.txt's fallback list. Without a GPU, scripts/build.sh builds
 // the backend to compute_80 PTX only and keeps that PTX (build/cuda/nvcc-keep); every architecture is proven
-// here for a fraction of a full build each: each source's compute_80 PTX (the build's, else compiled here) goes through ptxas -O3 (the
-// build's optimisation level) for every architecture. The one PTX stands for every architecture's because the
-// sources branch on the architecture only at 800 (cp.async, cvt.rn.bf16), which the first test checks: a
-// guard above 800 would make the PTX differ per architecture, and this shortcut would no longer prove it.
+// here for a fraction of a full build each: each source's compute_80 PTX (the build's, else compiled here)
+// goes through ptxas -O3 (the build's optimisation level) for every architecture. The one PTX stands for every
+// architecture's because the sources branch on the architecture only at 800 (cp.async, cvt.rn.bf16), which the
+// first test checks: a guard above 800 would make the PTX differ per architecture, and this shortcut would no
+// longer prove it.
 
 import { strict as assert } from 'assert';
 import { spawn } from 'child_process';
@@ -59,7 +60,6 @@ function resourceSummary(log: string): { entries: number; maxRegisters: number; 
 }
 
 interface Compiled {
-  ptxSeconds: number;
   /** Where the PTX came from: the CUDA build's kept files, or compiled here. */
   ptxFrom: string;
   sources: number;
@@ -106,9 +106,11 @@ function startCompiles(): Promise<Compiled> {
       // and not older than the library it went into.
       const keptDir = /GDN_KEEP_CUDA_INTERMEDIATES:[A-Z]+=(.+)/.exec(cache)?.[1] ?? '';
       const lib = path.join(ROOT, 'build', 'cuda', 'libgdn.so');
+      const libTime = fs.statSync(lib, { throwIfNoEntry: false })?.mtimeMs;
       const keptPtx = (src: string) => path.join(keptDir, `${path.basename(src, '.cu')}.ptx`);
-      const useKept = built === '80-virtual' && keptDir !== '' && fs.existsSync(lib)
-        && srcs.every((src) => fs.existsSync(keptPtx(src)) && fs.statSync(keptPtx(src)).mtimeMs <= fs.statSync(lib).mtimeMs);
+      const keptTime = (src: string) => fs.statSync(keptPtx(src), { throwIfNoEntry: false })?.mtimeMs;
+      const useKept = built === '80-virtual' && keptDir !== '' && libTime !== undefined
+        && srcs.every((src) => (keptTime(src) ?? Infinity) <= libTime);
       const t0 = Date.now();
       const ptx = useKept
         ? srcs.map((src) => ({ file: path.relative(ROOT, src), out: keptPtx(src), code: 0 as number | null, err: '' }))
@@ -120,14 +122,14 @@ function startCompiles(): Promise<Compiled> {
       const ptxSeconds = (Date.now() - t0) / 1000;
       const ptxFrom = useKept ? `kept by the CUDA build (${path.relative(ROOT, keptDir)}, CMAKE_CUDA_ARCHITECTURES=${built})` : `compiled here in ${ptxSeconds.toFixed(0)} s`;
       // The architectures scripts/build.sh's CUDA tree compiled to machine code are proven there; the rest here.
-      const fromBuild = ARCHS.filter((a) => built.split(';').some((x) => x.replace(/-real$/, '') === a) && fs.existsSync(path.join(ROOT, 'build', 'cuda', 'libgdn.so')));
+      const fromBuild = ARCHS.filter((a) => built.split(';').some((x) => x.replace(/-real$/, '') === a) && libTime !== undefined);
       const good = ptx.filter((p) => p.code === 0);
       const jobs = ARCHS.filter((a) => !fromBuild.includes(a)).flatMap((arch) => good.map((p) => async () => {
         const r = await run(ptxasPath, ['-O3', '-v', `-arch=sm_${arch}`, p.out, '-o', path.join(dir, `${path.basename(p.out, '.ptx')}.sm_${arch}.cubin`)]);
         return { arch, file: path.basename(p.out), ...r };
       }));
       const ptxas = await pool(jobs, width);
-      return { ptxSeconds, ptxFrom, sources: srcs.length, fromBuild, built, results: { ptx, ptxas } };
+      return { ptxFrom, sources: srcs.length, fromBuild, built, results: { ptx, ptxas } };
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
