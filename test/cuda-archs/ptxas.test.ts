@@ -16,8 +16,13 @@ import { findOnPath } from '../../lib/arms/compile';
 
 const ROOT = path.join(__dirname, '..', '..', '..');
 const CUDA = path.join(ROOT, 'cuda');
-// cuda/CMakeLists.txt's GDN_CUDA_FALLBACK_ARCHS, machine code part.
-const ARCHS = ['80', '86', '89', '90', '100', '120'];
+// The machine code part of cuda/CMakeLists.txt's GDN_CUDA_FALLBACK_ARCHS (the one list; read, not copied).
+function fallbackArchs(): string[] {
+  const m = /set\(GDN_CUDA_FALLBACK_ARCHS "([^"]*)"\)/.exec(fs.readFileSync(path.join(CUDA, 'CMakeLists.txt'), 'utf8'));
+  if (!m) throw new Error('cuda/CMakeLists.txt: no set(GDN_CUDA_FALLBACK_ARCHS "...") line');
+  return m[1].split(';').filter((a) => a.endsWith('-real')).map((a) => a.slice(0, -'-real'.length));
+}
+const ARCHS = fallbackArchs();
 // libgdn's device flags (cuda/CMakeLists.txt).
 const NVCC_FLAGS = ['-std=c++17', '--fmad=false', '-ftz=false', '-prec-div=true', '-prec-sqrt=true', '-O3', '-DGDN_HAVE_CUDA=1'];
 
@@ -144,10 +149,15 @@ before(function () {
   if (!filtered && findOnPath('nvcc') && findOnPath('ptxas')) void startCompiles().catch(() => undefined);
 });
 
-describe('CUDA architectures: every kernel compiles for sm_80, 86, 89, 90, 100 and 120', function () {
+describe(`CUDA architectures: every kernel compiles for each fallback architecture (sm_${ARCHS.join(', ')})`, function () {
   this.timeout(1_200_000);
   const nvcc = findOnPath('nvcc');
   const ptxas = findOnPath('ptxas');
+
+  it('the list is read from cuda/CMakeLists.txt and holds sm_80 (the floor) and sm_90 (the GPUs the kernels ran on)', () => {
+    assert.ok(ARCHS.includes('80') && ARCHS.includes('90'), `fallback machine code: sm_${ARCHS.join(', sm_')}`);
+    assert.equal(new Set(ARCHS).size, ARCHS.length, `an architecture listed twice: ${ARCHS.join(', ')}`);
+  });
 
   it('the sources branch on the architecture at sm_80 only (so one compute_80 PTX stands for every architecture)', () => {
     const guards: string[] = [];
