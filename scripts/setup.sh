@@ -48,7 +48,8 @@ pip_install_file() {
   fi
   say "installing Python packages from $file into .venv"
   # --no-compile: no .pyc for the ~13,000 modules installed (torch, transformers, Jupyter), which took minutes of CPU
-  # beside the libgdn build; Python compiles and caches the ones a run imports, once.
+  # beside the libgdn build; Python compiles and caches the ones a run imports, once (`npm test` lets it even
+  # where PYTHONDONTWRITEBYTECODE is set: scripts/test.sh).
   "$VENV_PYTHON" -m pip install --disable-pip-version-check --no-input --no-compile -r "$file"
   file_hash "$file" >"$stamp"
 }
