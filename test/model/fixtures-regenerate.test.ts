@@ -17,11 +17,11 @@
 //               elements, within 2 f32 ulps) and in_proj_z (1 element, 1 bf16 ulp) changed. The
 //               second run below does exactly that, so the tolerance path is exercised everywhere.
 //
-// Skipped only when the project venv cannot import torch and transformers (install them with
+// Skipped only when torch, transformers, safetensors or numpy is not installed in the project venv (install them with
 // `.venv/bin/pip install -r test/fixtures/requirements.txt`; CI's setup does).
 
 import { strict as assert } from 'assert';
-import { spawnSync } from 'child_process';
+import { execFile, spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import { SafetensorsFile } from '../../lib/model/safetensors';
@@ -30,8 +30,10 @@ import { FIXTURE_DIR, repoRoot, tempDir } from './helpers';
 function venvPython(): { python?: string; why?: string } {
   const python = process.env.GDNLAB_FIXTURE_PYTHON ?? path.join(repoRoot(), '.venv', 'bin', 'python');
   if (!fs.existsSync(python)) return { why: `${python} does not exist` };
-  const probe = spawnSync(python, ['-c', 'import torch, transformers, safetensors, numpy'], { encoding: 'utf8', timeout: 120_000 });
-  if (probe.status !== 0) return { why: `${python} cannot import torch/transformers/safetensors/numpy: ${(probe.stderr || probe.error?.message || '').trim().split('\n').pop()}` };
+  // Whether the packages are installed, without importing them (torch and transformers take seconds to import);
+  // one that is installed but broken fails the fixture script below, with its traceback.
+  const probe = spawnSync(python, ['-c', 'import importlib.util, sys; missing = [m for m in ("torch", "transformers", "safetensors", "numpy") if importlib.util.find_spec(m) is None]; sys.exit("not installed: " + ", ".join(missing) if missing else 0)'], { encoding: 'utf8', timeout: 120_000 });
+  if (probe.status !== 0) return { why: `${python}: ${(probe.stderr || probe.error?.message || '').trim().split('\n').pop()}` };
   return { python };
 }
 
@@ -46,7 +48,7 @@ describe('Qwen3.5 fixtures regenerate from Hugging Face transformers', function 
   let scalarOut: string;
   const committed = FIXTURE_DIR();
 
-  before(function () {
+  before(async function () {
     const { python, why } = venvPython();
     if (!python) {
       const line = '!'.repeat(100);
@@ -56,14 +58,19 @@ describe('Qwen3.5 fixtures regenerate from Hugging Face transformers', function 
     tmp = tempDir('fixtures');
     out = path.join(tmp.dir, 'qwen35-tiny');
     const script = path.join(repoRoot(), 'test', 'fixtures', 'make_qwen35_fixtures.py');
-    const run = (dir: string, env: Record<string, string>) => {
-      const r = spawnSync(python!, [script, '--out', dir], { encoding: 'utf8', timeout: 270_000, env: { ...process.env, OMP_NUM_THREADS: '1', MKL_NUM_THREADS: '1', ...env } });
-      assert.equal(r.status, 0, `the fixture script failed:\n${r.stdout}\n${r.stderr}`);
-    };
-    run(out, {});
-    // The same script with torch's and oneDNN's kernels forced to plain scalar/SSE code.
+    // Each run is one thread; the two run at once (CI has two cores).
+    const run = (dir: string, env: Record<string, string>) => new Promise<void>((resolve, reject) => {
+      execFile(python!, [script, '--out', dir], { encoding: 'utf8', timeout: 270_000, maxBuffer: 1 << 24, env: { ...process.env, OMP_NUM_THREADS: '1', MKL_NUM_THREADS: '1', ...env } }, (err, stdout, stderr) => {
+        if (err) reject(new Error(`the fixture script (--out ${dir}) failed: ${err.message}\n${stdout}\n${stderr}`));
+        else resolve();
+      });
+    });
     scalarOut = path.join(tmp.dir, 'qwen35-tiny-scalar');
-    run(scalarOut, { ATEN_CPU_CAPABILITY: 'default', ONEDNN_MAX_CPU_ISA: 'SSE41' });
+    await Promise.all([
+      run(out, {}),
+      // The same script with torch's and oneDNN's kernels forced to plain scalar/SSE code.
+      run(scalarOut, { ATEN_CPU_CAPABILITY: 'default', ONEDNN_MAX_CPU_ISA: 'SSE41' }),
+    ]);
   });
   after(() => tmp?.cleanup());
 
