@@ -15,7 +15,7 @@ say "setup took $(( $(date +%s) - setup_start )) s"
 export VIRTUAL_ENV="$VENV_DIR"
 export PATH="$VENV_DIR/bin:$PATH"
 # The venv's packages are installed without bytecode (scripts/setup.sh, --no-compile). With PYTHONDONTWRITEBYTECODE
-# set, as it is on some CI images, every Python process of the run (each notebook run and export, the Jupyter
+# set, as it is on this project's development machines, every Python process of the run (each notebook run and export, the Jupyter
 # servers, the torch scripts) would compile what it imports afresh: importing nbclient took 1.3 s instead of 0.6 s
 # here, torch and transformers 7.6 s instead of 4.5 s. The run lets Python cache it in the venv, once. The
 # Python the tests start from the checkout runs as scripts, which are never cached.
@@ -23,8 +23,9 @@ unset PYTHONDONTWRITEBYTECODE
 
 # test/cuda-archs and test/binder run last: their compiles (ptxas per architecture; Binder's postBuild) start with
 # the run in the background and are awaited there (test/cuda-archs/ptxas.test.ts, test/binder/postbuild.test.ts;
-# docs/MAINTAINING.md, "CI time").
-mapfile -t test_files < <(find dist/test -name '*.test.js' 2>/dev/null | LC_ALL=C sort | awk '/\/cuda-archs\//{mid=mid $0 "\n"; next} /\/binder\//{last=last $0 "\n"; next} {print} END {printf "%s%s", mid, last}')
+# docs/MAINTAINING.md, "CI time"). The shipped notebooks run just before them: two kernels at a time keep both
+# cores busy by themselves, while the suites that leave a core idle run earlier, beside those compiles.
+mapfile -t test_files < <(find dist/test -name '*.test.js' 2>/dev/null | LC_ALL=C sort | awk '/\/notebooks\/execute\.test\.js$/{first=first $0 "\n"; next} /\/cuda-archs\//{mid=mid $0 "\n"; next} /\/binder\//{last=last $0 "\n"; next} {print} END {printf "%s%s%s", first, mid, last}')
 [ "${#test_files[@]}" -gt 0 ] || die "no compiled tests found under dist/test"
 
 mocha_args=(--reporter "$GDNLAB_ROOT/scripts/mocha-reporter.js" --exit)
