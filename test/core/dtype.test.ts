@@ -1,5 +1,6 @@
 import { strict as assert } from 'assert';
-import { f32ToBf16Bits, bf16BitsToF32, f32ToF16Bits, f16BitsToF32, f32Bits, f32FromBits, roundTo } from '../../lib/dtype';
+import { f32ToBf16Bits, bf16BitsToF32, bf16ToFloat32, f32ToF16Bits, f16BitsToF32, f32Bits, f32FromBits, roundTo } from '../../lib/dtype';
+import { Tensor } from '../../lib/tensor';
 
 describe('dtype conversions', () => {
   it('bf16: exact values round-trip and ties go to even', () => {
@@ -23,6 +24,37 @@ describe('dtype conversions', () => {
     assert.equal(f32ToBf16Bits(-Infinity), 0xff80);
     assert.equal(f32ToBf16Bits(-0), 0x8000);
     assert.equal(f32ToBf16Bits(f32FromBits(0x7f7fffff)), 0x7f80); // max f32 rounds up to Inf in bf16
+  });
+
+  it('bf16ToFloat32: bf16BitsToF32\'s value for every non-NaN pattern; every NaN quiet, with its sign and payload', () => {
+    const all = Uint16Array.from({ length: 65536 }, (_, i) => i);
+    const values = bf16ToFloat32(all);
+    const words = new Uint32Array(values.buffer);
+    let differ = 0;
+    let nans = 0;
+    for (let i = 0; i < 65536; i++) {
+      const isNaN = (i & 0x7f80) === 0x7f80 && (i & 0x7f) !== 0;
+      if (!isNaN) {
+        if (words[i] !== f32Bits(bf16BitsToF32(i))) differ++;
+        continue;
+      }
+      // The sign, the exponent and the bf16 payload kept, the quiet bit set, the low half zero.
+      nans++;
+      if (!Number.isNaN(values[i]) || words[i] !== (((i << 16) | 0x00400000) >>> 0)) differ++;
+    }
+    assert.equal(nans, 2 * 127);
+    assert.equal(differ, 0, `${differ} of 65536 patterns differ`);
+    assert.deepEqual([words[0x7f81], words[0xff81], words[0x8000], words[0x0001], words[0xff80]], [0x7fc10000, 0xffc10000, 0x80000000, 0x00010000, 0xff800000]);
+    // Tensor.toFloat32 goes through it; f16 through its own loop, with bf16BitsToF32's values.
+    const bytes = new Uint8Array(all.buffer);
+    assert.deepEqual(Array.from(new Uint32Array(Tensor.fromBytes(bytes, [65536], 'bf16').toFloat32().buffer)), Array.from(words));
+    const f16 = Tensor.fromBytes(bytes, [65536], 'f16').toFloat32();
+    let f16Differ = 0;
+    for (let i = 0; i < 65536; i++) {
+      const want = f16BitsToF32(i);
+      if (Number.isNaN(want) ? !Number.isNaN(f16[i]) : f32Bits(f16[i]) !== f32Bits(want)) f16Differ++;
+    }
+    assert.equal(f16Differ, 0);
   });
 
   it('f16: normals, subnormals, ties, overflow', () => {
