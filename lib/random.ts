@@ -2,11 +2,12 @@
 // xoshiro128** (32-bit state words, so it runs on plain JS numbers), seeded through splitmix32.
 
 export class Rng {
-  private s0: number;
-  private s1: number;
-  private s2: number;
-  private s3: number;
-  private spare: number | undefined;
+  // The four state words in a typed array: as object fields, values above 2^30 would be boxed on every step.
+  private readonly s = new Int32Array(4);
+  // The second value of a Box–Muller pair, when hasSpare; a number field that never holds undefined, so that
+  // storing it allocates nothing.
+  private spare = 0;
+  private hasSpare = false;
 
   constructor(seed: number) {
     if (!Number.isFinite(seed)) throw new TypeError(`seed: expected a finite number, got ${seed}`);
@@ -19,23 +20,23 @@ export class Rng {
       t = Math.imul(t, 0x735a2d97);
       return (t ^ (t >>> 15)) >>> 0;
     };
-    this.s0 = next();
-    this.s1 = next();
-    this.s2 = next();
-    this.s3 = next();
-    if ((this.s0 | this.s1 | this.s2 | this.s3) === 0) this.s0 = 1;
+    const s = this.s;
+    for (let i = 0; i < 4; i++) s[i] = next();
+    if ((s[0] | s[1] | s[2] | s[3]) === 0) s[0] = 1;
   }
 
   /** A uniform 32-bit unsigned integer. */
   nextU32(): number {
-    const result = Math.imul(rotl(Math.imul(this.s1, 5), 7), 9) >>> 0;
-    const t = this.s1 << 9;
-    this.s2 ^= this.s0;
-    this.s3 ^= this.s1;
-    this.s1 ^= this.s2;
-    this.s0 ^= this.s3;
-    this.s2 ^= t;
-    this.s3 = rotl(this.s3, 11);
+    const s = this.s;
+    const s0 = s[0];
+    const s1 = s[1];
+    const s2 = s[2] ^ s0;
+    const s3 = s[3] ^ s1;
+    const result = Math.imul(rotl(Math.imul(s1, 5), 7), 9) >>> 0;
+    s[0] = s0 ^ s3;
+    s[1] = s1 ^ s2;
+    s[2] = s2 ^ (s1 << 9);
+    s[3] = rotl(s3, 11);
     return result;
   }
 
@@ -53,16 +54,16 @@ export class Rng {
 
   /** Standard normal (Box–Muller, both values used). */
   normal(): number {
-    if (this.spare !== undefined) {
-      const v = this.spare;
-      this.spare = undefined;
-      return v;
+    if (this.hasSpare) {
+      this.hasSpare = false;
+      return this.spare;
     }
     let u = 0;
     while (u === 0) u = this.uniform();
     const v = this.uniform();
     const r = Math.sqrt(-2 * Math.log(u));
     this.spare = r * Math.sin(2 * Math.PI * v);
+    this.hasSpare = true;
     return r * Math.cos(2 * Math.PI * v);
   }
 
