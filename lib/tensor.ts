@@ -411,6 +411,11 @@ export class Tensor {
     const host = this.host();
     const src = typedView(this.dtype, (host.storage as HostStorage).data);
     const out = newTyped(this.dtype, this.numel);
+    // Rows without padding between them are one run of elements: one copy instead of a view per row.
+    if (this.rowStride === this.cols || this.rows === 1) {
+      out.set(src.subarray(this.offset, this.offset + this.numel));
+      return out;
+    }
     for (let r = 0, i = 0; r < this.rows; r++) {
       const base = this.offset + r * this.rowStride;
       out.set(src.subarray(base, base + this.cols), i);
