@@ -117,14 +117,9 @@ require_tools
 timed "libgdn host build" build_native build/host -DGDN_CUDA=OFF "${host_launcher[@]}"
 # TypeScript compiles while the CUDA backend does: tsc is one process, and the CUDA tree's configure step and its
 # last source leave a core idle (docs/MAINTAINING.md, "CI time"). tsc's output is held and shown after the CUDA
-# build's, so the two logs do not interleave.
-ts_log="$(mktemp)"
-( timed "TypeScript" build_typescript ) >"$ts_log" 2>&1 &
-ts_pid=$!
-trap 'kill "$ts_pid" 2>/dev/null || true; rm -f "$ts_log"' EXIT
+# build's (beside_build, common.sh).
+trap 'rm -f "${beside_logs[@]}"' EXIT
+beside_build "TypeScript" build_typescript "compiling TypeScript failed"
 timed "libgdn CUDA build" build_cuda
-ts_status=0
-wait "$ts_pid" || ts_status=$?
-cat "$ts_log" >&2
-[ "$ts_status" = 0 ] || exit "$ts_status"
+finish_beside_build
 say "build done"

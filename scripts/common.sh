@@ -39,3 +39,25 @@ find_nvcc() {
 
 # Number of parallel build jobs: $GDNLAB_JOBS, else the core count.
 build_jobs() { printf '%s\n' "${GDNLAB_JOBS:-$(nproc 2>/dev/null || echo 2)}"; }
+
+# Steps that run in the background while something else compiles (docs/MAINTAINING.md, "CI time"). Each one's
+# output is held in a file and shown once it is done, so the logs do not interleave. The caller removes the held
+# logs at exit: trap 'rm -f "${beside_logs[@]}"' EXIT.
+beside_pids=() beside_logs=() beside_failures=()
+# beside_build NAME FUNCTION "MESSAGE IF IT FAILS"
+beside_build() {
+  local log
+  log="$(mktemp)"
+  ( timed "$1" "$2" ) >"$log" 2>&1 &
+  beside_pids+=($!) beside_logs+=("$log") beside_failures+=("$3")
+}
+# Waits for each, in the order started, shows its output and stops at the first that failed.
+finish_beside_build() {
+  local i status
+  for i in "${!beside_pids[@]}"; do
+    status=0
+    wait "${beside_pids[$i]}" || status=$?
+    cat "${beside_logs[$i]}" >&2
+    [ "$status" = 0 ] || die "${beside_failures[$i]} (its output is above)"
+  done
+}

@@ -112,27 +112,8 @@ install_kernelspec() {
   node dist/kernel/install.js --python "$VENV_PYTHON" --sys-prefix >/dev/null
 }
 
-# Steps that run while libgdn compiles (pip and apt mostly wait on the network and the disk). Each one's output is
-# held in a file and shown once it is done, so the logs do not interleave (docs/MAINTAINING.md, "CI time").
-beside_pids=() beside_logs=() beside_failures=()
+# pip and apt run while libgdn compiles (they mostly wait on the network and the disk): beside_build, common.sh.
 trap 'rm -f "${beside_logs[@]}"' EXIT
-# beside_build NAME FUNCTION "MESSAGE IF IT FAILS"
-beside_build() {
-  local log
-  log="$(mktemp)"
-  ( timed "$1" "$2" ) >"$log" 2>&1 &
-  beside_pids+=($!) beside_logs+=("$log") beside_failures+=("$3")
-}
-# Waits for each, in the order started, shows its output and stops at the first that failed.
-finish_beside_build() {
-  local i status
-  for i in "${!beside_pids[@]}"; do
-    status=0
-    wait "${beside_pids[$i]}" || status=$?
-    cat "${beside_logs[$i]}" >&2
-    [ "$status" = 0 ] || die "${beside_failures[$i]} (its output is above)"
-  done
-}
 
 check_node
 timed "npm packages" install_npm_packages
