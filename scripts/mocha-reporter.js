@@ -14,7 +14,7 @@ class GdnlabReporter extends Mocha.reporters.Spec {
     const failedTitles = [];
     runner.on(EVENT_TEST_FAIL, (test) => failedTitles.push(test.fullTitle()));
     // Seconds spent in each test file's tests (hooks excluded), so that test.sh can name the
-    // slowest files: CI's budget is 20 minutes (docs/MAINTAINING.md, "CI time").
+    // slowest files: CI's budget is 15 minutes (docs/MAINTAINING.md, "CI time").
     const fileMs = new Map();
     runner.on(EVENT_TEST_END, (test) => {
       const file = test.file ? path.relative(process.cwd(), test.file) : '(unknown)';

@@ -21,45 +21,76 @@ export PATH="$VENV_DIR/bin:$PATH"
 # Python the tests start from the checkout runs as scripts, which are never cached.
 unset PYTHONDONTWRITEBYTECODE
 
-# test/cuda-archs and test/binder run last: their compiles (ptxas per architecture; Binder's postBuild) start with
-# the run in the background and are awaited there (test/cuda-archs/ptxas.test.ts, test/binder/postbuild.test.ts;
-# docs/MAINTAINING.md, "CI time"). The shipped notebooks run just before them: two kernels at a time keep both
-# cores busy by themselves, while the suites that leave a core idle run earlier, beside those compiles.
-mapfile -t test_files < <(find dist/test -name '*.test.js' 2>/dev/null | LC_ALL=C sort | awk '/\/notebooks\/execute\.test\.js$/{first=first $0 "\n"; next} /\/cuda-archs\//{mid=mid $0 "\n"; next} /\/binder\//{last=last $0 "\n"; next} {print} END {printf "%s%s%s", first, mid, last}')
-[ "${#test_files[@]}" -gt 0 ] || die "no compiled tests found under dist/test"
+# Two mocha processes ("lanes") share the machine (docs/MAINTAINING.md, "CI time"). Most suites spend much of their
+# time in one process or waiting on a child (a kernel, a server, a compiler), which leaves a core idle. The library's
+# compute suites (ops, native, model, reference) start their own lane with the run, niced: they start no kernel or
+# server, compile no user module and make no timing claim, so they can run beside everything else.
+beside_pattern='^dist/test/(ops|native|model|reference)/'
+# In the main lane, test/cuda-archs and test/binder run last: their compiles (ptxas per architecture; Binder's
+# postBuild) start with the run in the background and are awaited there (test/cuda-archs/ptxas.test.ts,
+# test/binder/postbuild.test.ts). The shipped notebooks run just before them: two kernels at a time keep both cores
+# busy by themselves, while the suites that leave a core idle run earlier, beside those compiles.
+mapfile -t all_files < <(find dist/test -name '*.test.js' 2>/dev/null | LC_ALL=C sort)
+[ "${#all_files[@]}" -gt 0 ] || die "no compiled tests found under dist/test"
+mapfile -t beside_files < <(printf '%s\n' "${all_files[@]}" | grep -E "$beside_pattern" || true)
+mapfile -t main_files < <(printf '%s\n' "${all_files[@]}" | grep -Ev "$beside_pattern" | awk '/\/notebooks\/execute\.test\.js$/{first=first $0 "\n"; next} /\/cuda-archs\//{mid=mid $0 "\n"; next} /\/binder\//{last=last $0 "\n"; next} {print} END {printf "%s%s%s", first, mid, last}')
 
 mocha_args=(--reporter "$GDNLAB_ROOT/scripts/mocha-reporter.js" --exit)
 # A project .mocharc sets its own defaults; without one, give slow suites room.
 if ! ls .mocharc.* >/dev/null 2>&1; then mocha_args+=(--timeout 60000); fi
 
-summary_file="$(mktemp)"
-trap 'rm -f "$summary_file"' EXIT
-say "running ${#test_files[@]} test files with GDN_BACKEND=${GDN_BACKEND:-auto}"
+main_summary="$(mktemp)" beside_summary="$(mktemp)" beside_log="$(mktemp)"
+beside_pid=""
+trap 'rm -f "$main_summary" "$beside_summary" "$beside_log"; [ -z "$beside_pid" ] || kill "$beside_pid" 2>/dev/null || true' EXIT
+say "running ${#all_files[@]} test files with GDN_BACKEND=${GDN_BACKEND:-auto}: ${#main_files[@]} in the main lane, ${#beside_files[@]} beside it (ops, native, model, reference; output shown after the main lane's)"
 
+mocha_start=$(date +%s)
 set +e
-GDNLAB_MOCHA_SUMMARY="$summary_file" node_modules/.bin/mocha "${mocha_args[@]}" "$@" "${test_files[@]}"
-mocha_status=$?
+if [ "${#beside_files[@]}" -gt 0 ]; then
+  GDNLAB_MOCHA_SUMMARY="$beside_summary" nice -n 5 node_modules/.bin/mocha "${mocha_args[@]}" "$@" "${beside_files[@]}" >"$beside_log" 2>&1 &
+  beside_pid=$!
+fi
+GDNLAB_MOCHA_SUMMARY="$main_summary" node_modules/.bin/mocha "${mocha_args[@]}" "$@" "${main_files[@]}"
+main_status=$?
+beside_status=0
+if [ -n "$beside_pid" ]; then
+  wait "$beside_pid"
+  beside_status=$?
+  beside_pid=""
+  printf '\n── the suites run beside the main lane (%s) ──\n' "$(printf '%s\n' "${beside_files[@]}" | sed -E 's#^dist/test/([^/]+)/.*#\1#' | sort -u | paste -sd, -)"
+  cat "$beside_log"
+fi
 set -e
+mocha_seconds=$(( $(date +%s) - mocha_start ))
 
-if [ -s "$summary_file" ]; then
-  # The slowest test files first (CI's 15-minute budget), then the counts.
-  node -e '
-    const s = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
-    const total = (s.durationMs / 1000).toFixed(0);
-    console.log(`mocha took ${total} s; slowest files (seconds in tests):`);
-    for (const f of s.slowestFiles || []) console.log(`  ${String(f.seconds).padStart(7)}  ${f.file}`);' "$summary_file"
-  read -r passed failed skipped < <(node -e '
-    const s = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
-    console.log(s.passed, s.failed, s.skipped);' "$summary_file")
-else
-  say "mocha exited with status $mocha_status before it reported any result"
-  passed=0 failed=0 skipped=0
-fi
-if [ "$mocha_status" -ne 0 ] && [ "$failed" -eq 0 ]; then
-  # mocha failed outside any test (a crash, a load error, an unhandled rejection): count it.
-  say "mocha exited with status $mocha_status: counted as one failure"
-  failed=1
-fi
+# Counts from each lane's summary (scripts/mocha-reporter.js); a lane that exited non-zero without reporting a
+# failure (a crash, a load error, an unhandled rejection) counts as one failure.
+passed=0 failed=0 skipped=0
+for lane in main beside; do
+  if [ "$lane" = main ]; then file=$main_summary status=$main_status; else file=$beside_summary status=$beside_status; fi
+  [ "$lane" = beside ] && [ "${#beside_files[@]}" -eq 0 ] && continue
+  if [ -s "$file" ]; then
+    read -r p f s < <(node -e '
+      const s = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+      console.log(s.passed, s.failed, s.skipped);' "$file")
+  else
+    say "the $lane lane's mocha exited with status $status before it reported any result"
+    p=0 f=0 s=0
+  fi
+  if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then
+    say "the $lane lane's mocha exited with status $status: counted as one failure"
+    f=1
+  fi
+  passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+done
+
+# The slowest test files of both lanes (CI's 15-minute budget), then the counts.
+MOCHA_SECONDS="$mocha_seconds" node -e '
+  const fs = require("fs");
+  const files = process.argv.slice(1).filter((f) => fs.statSync(f).size > 0).flatMap((f) => JSON.parse(fs.readFileSync(f, "utf8")).slowestFiles || []);
+  console.log(`mocha took ${process.env.MOCHA_SECONDS} s (both lanes); slowest files (seconds in tests):`);
+  for (const f of files.sort((a, b) => b.seconds - a.seconds).slice(0, 12)) console.log(`  ${String(f.seconds).padStart(7)}  ${f.file}`);' \
+  "$main_summary" "$beside_summary"
 
 summary_line="$passed passed, $failed failed"
 if [ "$skipped" -gt 0 ]; then summary_line="$summary_line, $skipped skipped"; fi
