@@ -7,6 +7,10 @@
 
 import { main } from '../../lib/cli';
 import { Backend, DeviceInfo } from '../../lib/backend';
+import { Stubs } from '../stand-ins';
+
+// The command edge tests take Stubs from here with the other helpers.
+export { Stubs };
 
 const backendModule = require('../../lib/backend') as Record<string, unknown>;
 const armFile = require('../../lib/arms/file') as Record<string, unknown>;
@@ -47,10 +51,6 @@ export async function captured(body: () => Promise<number>): Promise<Run> {
     process.stderr.write = saved.err;
   }
 }
-
-import { Stubs } from '../stand-ins';
-
-export { Stubs };
 
 /** A backend stand-in: its kind, a device name and the number of times it was closed. */
 export interface FakeBackend {
