@@ -25,7 +25,9 @@ unset PYTHONDONTWRITEBYTECODE
 # time in one process or waiting on a child (a kernel, a server, a compiler), which leaves a core idle. The library's
 # compute suites (ops, native, model, reference) start their own lane with the run, niced: they start no kernel or
 # server, compile no user module and make no timing claim, so they can run beside everything else.
-beside_pattern='^dist/test/(ops|native|model|reference)/'
+beside_dirs=(ops native model reference)
+beside_pattern="^dist/test/($(IFS='|'; echo "${beside_dirs[*]}"))/"
+beside_names="$(printf '%s, ' "${beside_dirs[@]}")" beside_names="${beside_names%, }"
 # In the main lane, test/cuda-archs and test/binder run last: their compiles (ptxas per architecture; Binder's
 # postBuild) start with the run in the background and are awaited there (test/cuda-archs/ptxas.test.ts,
 # test/binder/postbuild.test.ts). The shipped notebooks run just before them: two kernels at a time keep both cores
@@ -42,7 +44,7 @@ if ! ls .mocharc.* >/dev/null 2>&1; then mocha_args+=(--timeout 60000); fi
 main_summary="$(mktemp)" beside_summary="$(mktemp)" beside_log="$(mktemp)"
 beside_pid=""
 trap 'rm -f "$main_summary" "$beside_summary" "$beside_log"; [ -z "$beside_pid" ] || kill "$beside_pid" 2>/dev/null || true' EXIT
-say "running ${#all_files[@]} test files with GDN_BACKEND=${GDN_BACKEND:-auto}: ${#main_files[@]} in the main lane, ${#beside_files[@]} beside it (ops, native, model, reference; output shown after the main lane's)"
+say "running ${#all_files[@]} test files with GDN_BACKEND=${GDN_BACKEND:-auto}: ${#main_files[@]} in the main lane, ${#beside_files[@]} beside it ($beside_names; output shown after the main lane's)"
 
 mocha_start=$(date +%s)
 set +e
@@ -57,7 +59,7 @@ if [ -n "$beside_pid" ]; then
   wait "$beside_pid"
   beside_status=$?
   beside_pid=""
-  printf '\n── the suites run beside the main lane (%s) ──\n' "$(printf '%s\n' "${beside_files[@]}" | sed -E 's#^dist/test/([^/]+)/.*#\1#' | sort -u | paste -sd, -)"
+  printf '\n── the suites run beside the main lane (%s) ──\n' "$beside_names"
   cat "$beside_log"
 fi
 set -e
@@ -66,23 +68,24 @@ mocha_seconds=$(( $(date +%s) - mocha_start ))
 # Counts from each lane's summary (scripts/mocha-reporter.js); a lane that exited non-zero without reporting a
 # failure (a crash, a load error, an unhandled rejection) counts as one failure.
 passed=0 failed=0 skipped=0
-for lane in main beside; do
-  if [ "$lane" = main ]; then file=$main_summary status=$main_status; else file=$beside_summary status=$beside_status; fi
-  [ "$lane" = beside ] && [ "${#beside_files[@]}" -eq 0 ] && continue
+# add_lane_counts NAME SUMMARY_FILE EXIT_STATUS
+add_lane_counts() {
+  local name=$1 file=$2 status=$3 p=0 f=0 s=0
   if [ -s "$file" ]; then
     read -r p f s < <(node -e '
       const s = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
       console.log(s.passed, s.failed, s.skipped);' "$file")
   else
-    say "the $lane lane's mocha exited with status $status before it reported any result"
-    p=0 f=0 s=0
+    say "the $name lane's mocha exited with status $status before it reported any result"
   fi
   if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then
-    say "the $lane lane's mocha exited with status $status: counted as one failure"
+    say "the $name lane's mocha exited with status $status: counted as one failure"
     f=1
   fi
   passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
-done
+}
+add_lane_counts main "$main_summary" "$main_status"
+if [ "${#beside_files[@]}" -gt 0 ]; then add_lane_counts beside "$beside_summary" "$beside_status"; fi
 
 # The slowest test files of both lanes (CI's 15-minute budget), then the counts.
 MOCHA_SECONDS="$mocha_seconds" node -e '

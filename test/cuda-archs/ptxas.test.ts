@@ -150,8 +150,8 @@ function startCompiles(): Promise<Compiled> {
       const fromBuild = RUN.filter((a) => built.split(';').some((x) => x.replace(/-real$/, '') === a) && libTime !== undefined);
       // The largest PTX first (ptxas takes about as long as the PTX is large: fused.ptx is over half of it), so that
       // the small files fill in beside the large ones instead of one large file ending the compiles alone.
-      const bytes = (f: string) => fs.statSync(f, { throwIfNoEntry: false })?.size ?? 0;
-      const good = ptx.filter((p) => p.code === 0).sort((a, b) => bytes(b.out) - bytes(a.out));
+      const bytes = new Map(ptx.map((p) => [p.out, fs.statSync(p.out, { throwIfNoEntry: false })?.size ?? 0]));
+      const good = ptx.filter((p) => p.code === 0).sort((a, b) => bytes.get(b.out)! - bytes.get(a.out)!);
       const jobs = good.flatMap((p) => RUN.filter((a) => !fromBuild.includes(a)).map((arch) => async () => {
         const r = await run(ptxasPath, ['-O3', '-v', `-arch=sm_${arch}`, p.out, '-o', path.join(dir, `${path.basename(p.out, '.ptx')}.sm_${arch}.cubin`)]);
         return { arch, file: path.basename(p.out), ...r };
