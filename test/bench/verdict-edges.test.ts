@@ -1,6 +1,6 @@
 // lib/bench/verdict.ts without a kernel: Tensor.random/zeros, conv.prepareTimed and gdnlab's timeArms replaced by
 // recorders (restored after each test), so the self-check's shapes, the arms it prepares, the options reaching the
-// timing loop, the comparisons it asks for and the releases (also when timing fails) are asserted exactly.
+// timing loop, the comparisons it asks for and the releases, in order (also when timing fails), are asserted exactly.
 
 import { strict as assert } from 'assert';
 import { Stubs } from '../cli/edges-helpers';
@@ -15,11 +15,12 @@ interface Made { how: string; shape: number[]; dtype?: string; opts?: unknown; r
 
 function setup(stubs: Stubs, timeArms: (cases: unknown[], opts: unknown) => Promise<unknown>) {
   const made: Made[] = [];
+  const releases: string[] = [];
   const prepared: { inputs: Record<string, unknown>; opts: Record<string, unknown>; label: string; released: number }[] = [];
   const fake = (how: string) => (shape: number[], dtype?: string, opts?: unknown) => {
     const m: Made = { how, shape, dtype, opts, released: 0 };
     made.push(m);
-    const staged = { m, release: () => void m.released++ };
+    const staged = { m, release: () => void (m.released++, releases.push(`${how} ${shape.join('x')}`)) };
     return { to: (b: unknown) => ((m.to = b), staged) };
   };
   stubs.set(Tensor, 'random', fake('random'));
@@ -27,10 +28,10 @@ function setup(stubs: Stubs, timeArms: (cases: unknown[], opts: unknown) => Prom
   stubs.set(conv, 'prepareTimed', (inputs: Record<string, unknown>, opts: Record<string, unknown>, label: string) => {
     const p = { inputs, opts, label, released: 0, kind: 'conv' };
     prepared.push(p);
-    return Object.assign(p, { release: () => void p.released++ });
+    return Object.assign(p, { release: () => void (p.released++, releases.push(label)) });
   });
   stubs.set(timed, 'timeArms', timeArms);
-  return { made, prepared };
+  return { made, prepared, releases };
 }
 
 describe('bench verdict at its edges', () => {
@@ -42,7 +43,7 @@ describe('bench verdict at its edges', () => {
       const backend = { kind } as unknown as Backend;
       const calls: { cases: { label: string; op: unknown }[]; opts: Record<string, unknown> }[] = [];
       const compared: [string, string][] = [];
-      const { made, prepared } = setup(stubs, async (cases, opts) => {
+      const { made, prepared, releases } = setup(stubs, async (cases, opts) => {
         calls.push({ cases: cases as never, opts: opts as never });
         return {
           compare: (a: string, b: string) => (compared.push([a, b]), { a, b }),
@@ -76,15 +77,18 @@ describe('bench verdict at its edges', () => {
       assert.deepEqual(r, { same: { a: 'reg-k4 (1st)', b: 'reg-k4 (2nd)' }, slower: { a: 'scalar', b: 'reg-k4 (1st)' }, line: 'PROV' });
       assert.deepEqual(prepared.map((p) => p.released), [1, 1, 1]);
       assert.deepEqual(made.map((m) => m.released), [1, 1, 1]);
+      // The prepared launches go before the inputs they read.
+      assert.deepEqual(releases, ['reg-k4 (1st)', 'reg-k4 (2nd)', 'scalar', `random ${T}x8192`, 'random 8192x4', 'zeros 1x8192x3']);
     });
   }
 
   it('a failing timing run still releases the ops and the inputs', async () => {
-    const { made, prepared } = setup(stubs, async () => {
+    const { made, prepared, releases } = setup(stubs, async () => {
       throw new Error('boom');
     });
     await assert.rejects(verdictSelfCheck({ kind: 'host' } as unknown as Backend), /^Error: boom$/);
     assert.deepEqual(prepared.map((p) => p.released), [1, 1, 1]);
     assert.deepEqual(made.map((m) => m.released), [1, 1, 1]);
+    assert.deepEqual(releases, ['reg-k4 (1st)', 'reg-k4 (2nd)', 'scalar', 'random 64x8192', 'random 8192x4', 'zeros 1x8192x3']);
   });
 });
