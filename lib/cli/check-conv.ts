@@ -1,11 +1,10 @@
 // `gdnlab check conv`: every conv arm and mapping against scalar, bit for bit (lib/check/conv.ts).
 
-import { Backend } from '../backend';
 import { ARITHMETIC_VERSION, revision } from '../provenance';
 import { checkConv, convMatrix, ConvCheckReport } from '../check/conv';
 import { CONV_MUTANTS } from '../ops/conv';
 import { Command } from './args';
-import { BACKEND_FLAG, DEFINE_FLAG, JSON_FLAG, MUTANTS_FLAG, QUICK_FLAG, defineArms, pickBackend, progressLine } from './common';
+import { BACKEND_FLAG, DEFINE_FLAG, JSON_FLAG, MUTANTS_FLAG, QUICK_FLAG, progressLine, withHostTwin } from './common';
 
 function printConvReport(report: ConvCheckReport, label: string): void {
   const byCase = new Map<string, string[]>();
@@ -30,32 +29,24 @@ export const checkConvCommand: Command = {
   words: ['check', 'conv'],
   summary: 'every conv arm and mapping vs scalar, bit for bit (on CUDA also cuda vs host)',
   flags: [BACKEND_FLAG, QUICK_FLAG, MUTANTS_FLAG, JSON_FLAG, DEFINE_FLAG],
-  async run(args) {
-    const backend = pickBackend(args);
-    await defineArms(args, backend);
+  run: (args) => withHostTwin(args, async (backend, hostBackend) => {
     const json = args.flags.has('json');
     const cases = convMatrix({ quick: args.flags.has('quick') });
-    const hostBackend = backend.kind === 'cuda' ? Backend.open('host') : undefined;
-    // The host twin is closed however the check ends (a check that throws must not leave it open).
-    try {
-      const report = checkConv({ backend, hostBackend, cases, onCase: json ? undefined : progressLine(70) });
-      let failed = report.failures.length + report.crossBackend.filter((x) => !x.ok).length;
-      const out: Record<string, unknown> = { backend: backend.kind, revision: revision(), arithmetic: ARITHMETIC_VERSION, device: backend.info().name, equivalence: report };
-      if (!json) printConvReport(report, 'equivalence');
-      if (args.flags.has('mutants')) {
-        const { runConvMutants } = await import('../check/mutants');
-        const mutants = runConvMutants({ backend });
-        out.mutants = mutants;
-        for (const m of mutants) {
-          if (!json) console.log(`${m.caught ? 'caught' : 'MISSED'} ${m.plantedDefect !== undefined ? `planted defect ${m.mutant} (${m.plantedDefect})` : `mutant ${m.mutant}`}: ${m.detail}`);
-          if (!m.caught) failed++;
-        }
-        if (!json) console.log(`mutants: ${mutants.filter((m) => m.caught).length}/${mutants.length} caught (${CONV_MUTANTS.length} planted mutants${backend.kind === 'host' ? ' + the racy mapping under reverse order' : ''}${mutants.some((m) => m.plantedDefect !== undefined) ? ` + ${mutants.filter((m) => m.plantedDefect !== undefined).length} user arms defined as planted defects` : ''})`);
+    const report = checkConv({ backend, hostBackend, cases, onCase: json ? undefined : progressLine(70) });
+    let failed = report.failures.length + report.crossBackend.filter((x) => !x.ok).length;
+    const out: Record<string, unknown> = { backend: backend.kind, revision: revision(), arithmetic: ARITHMETIC_VERSION, device: backend.info().name, equivalence: report };
+    if (!json) printConvReport(report, 'equivalence');
+    if (args.flags.has('mutants')) {
+      const { runConvMutants } = await import('../check/mutants');
+      const mutants = runConvMutants({ backend });
+      out.mutants = mutants;
+      for (const m of mutants) {
+        if (!json) console.log(`${m.caught ? 'caught' : 'MISSED'} ${m.plantedDefect !== undefined ? `planted defect ${m.mutant} (${m.plantedDefect})` : `mutant ${m.mutant}`}: ${m.detail}`);
+        if (!m.caught) failed++;
       }
-      if (json) console.log(JSON.stringify(out, null, 2));
-      return failed ? 1 : 0;
-    } finally {
-      hostBackend?.close();
+      if (!json) console.log(`mutants: ${mutants.filter((m) => m.caught).length}/${mutants.length} caught (${CONV_MUTANTS.length} planted mutants${backend.kind === 'host' ? ' + the racy mapping under reverse order' : ''}${mutants.some((m) => m.plantedDefect !== undefined) ? ` + ${mutants.filter((m) => m.plantedDefect !== undefined).length} user arms defined as planted defects` : ''})`);
     }
-  },
+    if (json) console.log(JSON.stringify(out, null, 2));
+    return failed ? 1 : 0;
+  }),
 };

@@ -33,6 +33,22 @@ export async function defineArms(args: Parsed, backend: Backend): Promise<void> 
   for (const d of defineArmsFromFiles(files, backend)) console.error(`gdnlab: ${d.summary}`);
 }
 
+/**
+ * Runs an equivalence check (`check conv|postconv|fused`) on the backend of --backend, after defining the arms of
+ * --define there. On CUDA the check also gets a host backend, for its cuda == host comparison; that twin is closed
+ * however the check ends, since a check that throws must not leave it open.
+ */
+export async function withHostTwin<T>(args: Parsed, check: (backend: Backend, hostBackend: Backend | undefined) => Promise<T>): Promise<T> {
+  const backend = pickBackend(args);
+  await defineArms(args, backend);
+  const hostBackend = backend.kind === 'cuda' ? Backend.open('host') : undefined;
+  try {
+    return await check(backend, hostBackend);
+  } finally {
+    hostBackend?.close();
+  }
+}
+
 /** Writes to stdout and resolves once the text is handed to the OS (the caller may exit after). */
 export function writeOut(text: string): Promise<void> {
   return new Promise((resolve, reject) => process.stdout.write(text, (e) => (e ? reject(e) : resolve())));

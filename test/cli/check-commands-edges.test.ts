@@ -114,17 +114,6 @@ describe('gdnlab check commands, in process', () => {
       assert.equal((await cli(['check', 'conv', '--mutants'])).status, 1);
     });
 
-    it('the host twin is closed when the check throws', async () => {
-      const backends = fakeBackends(stubs, fakeBackend('cuda'));
-      stubs.set(convLib, 'convMatrix', () => CASES);
-      stubs.set(convLib, 'checkConv', () => {
-        throw new Error('the check broke');
-      });
-      const r = await cli(['check', 'conv']);
-      assert.deepEqual([r.status, r.err], [1, 'gdnlab: the check broke\n']);
-      assert.deepEqual(backends.opened.map((b) => [b.kind, b.closes]), [['host', 1]]);
-    });
-
     it('--mutants: each mutant and planted defect as caught or MISSED, the count line (host: + the racy mapping); a missed one fails', async () => {
       const host = fakeBackend('host');
       fakeBackends(stubs, host);
@@ -165,17 +154,6 @@ describe('gdnlab check commands, in process', () => {
       assert.equal(r.out, JSON.stringify(head, null, 2) + '\n');
       const m = await cli(['check', 'conv', '--json', '--mutants']);
       assert.equal(m.out, JSON.stringify({ ...head, mutants }, null, 2) + '\n');
-    });
-
-    it('--define FILE defines the arms on the backend checked, before the check', async () => {
-      const host = fakeBackend('host');
-      fakeBackends(stubs, host);
-      const defined = fakeDefine(stubs);
-      recorded(report({ results: [], failures: [] }));
-      const r = await cli(['check', 'conv', '--json', '--define', 'reg16.json']);
-      assert.equal(r.status, 0);
-      assert.deepEqual(defined, [{ files: 'reg16.json', backend: host }]);
-      assert.equal(r.err, 'gdnlab: defined reg16.json\n');
     });
   });
 
@@ -248,17 +226,6 @@ describe('gdnlab check commands, in process', () => {
       ]);
     });
 
-    it('the host twin is closed when the check throws', async () => {
-      const backends = fakeBackends(stubs, fakeBackend('cuda'));
-      stubs.set(postconvLib, 'postconvMatrix', () => CASES);
-      stubs.set(postconvLib, 'checkPostconv', async () => {
-        throw new Error('the check broke');
-      });
-      const r = await cli(['check', 'postconv']);
-      assert.deepEqual([r.status, r.err], [1, 'gdnlab: the check broke\n']);
-      assert.deepEqual(backends.opened.map((b) => [b.kind, b.closes]), [['host', 1]]);
-    });
-
     it('a cross-backend difference alone fails the run; failures add up (mismatch + cross, mismatch + missed seq4 or defect)', async () => {
       fakeBackends(stubs, fakeBackend('cuda'));
       recorded(report({ results: [RESULTS[1]], failures: [], crossBackend: [{ case: 'P1', mismatches: m(0, 0, 0, 0, 1), ok: false }] }));
@@ -317,16 +284,6 @@ describe('gdnlab check commands, in process', () => {
       const mj = await cli(['check', 'postconv', '--json', '--mutants']);
       assert.equal(mj.status, 1);
       assert.equal(mj.out, JSON.stringify({ ...head, seq4: SEQ4, userDefects: DEFECTS }, null, 2) + '\n');
-    });
-
-    it('--define FILE defines the arms on the backend checked', async () => {
-      const host = fakeBackend('host');
-      fakeBackends(stubs, host);
-      const defined = fakeDefine(stubs);
-      recorded(report({ results: [], failures: [] }));
-      const r = await cli(['check', 'postconv', '--json', '--define', 'tile16.json']);
-      assert.equal(r.status, 0);
-      assert.deepEqual(defined, [{ files: 'tile16.json', backend: host }]);
     });
   });
 
@@ -387,17 +344,11 @@ describe('gdnlab check commands, in process', () => {
       assert.deepEqual(lines(r.out), [`ok   chunk H1: ${CHAIN} — q 0, k 0, v 0, g 0, beta 0, convState 0`, 'equivalence: 1 cases × 1 arm = 1 comparisons, 0 mismatching (chunk 0); cuda==host on 1/1']);
     });
 
-    it('a cross-backend difference alone fails the run; the twin is closed when the check throws', async () => {
+    it('a cross-backend difference alone fails the run', async () => {
       const backends = fakeBackends(stubs, fakeBackend('cuda'));
       recorded(report({ arms: ['chunk'], results: [RESULTS[0]], failures: [], crossBackend: [{ case: 'H1', arm: 'chunk', mismatches: m(1, 0, 0, 0, 0, 0), ok: false }] }));
       assert.equal((await cli(['check', 'fused'])).status, 1);
       assert.equal(backends.opened[0].closes, 1);
-      stubs.set(fusedLib, 'checkFused', async () => {
-        throw new Error('the check broke');
-      });
-      const r = await cli(['check', 'fused']);
-      assert.deepEqual([r.status, r.err], [1, 'gdnlab: the check broke\n']);
-      assert.deepEqual(backends.opened.map((b) => [b.kind, b.closes]), [['host', 1], ['host', 1]]);
     });
 
     it('--mutants: every mutant in the arms the check ran, caught or MISSED (padded like the rows); a missed one fails', async () => {
@@ -434,15 +385,44 @@ describe('gdnlab check commands, in process', () => {
       assert.equal(r.out, JSON.stringify(head, null, 2) + '\n');
       assert.equal((await cli(['check', 'fused', '--json', '--mutants'])).out, JSON.stringify({ ...head, mutants }, null, 2) + '\n');
     });
+  });
 
-    it('--define FILE defines the arms on the backend checked', async () => {
-      const host = fakeBackend('host');
-      fakeBackends(stubs, host);
-      const defined = fakeDefine(stubs);
-      recorded(report({ results: [], failures: [] }));
-      await cli(['check', 'fused', '--json', '--define', 'reg16.json']);
-      assert.deepEqual(defined, [{ files: 'reg16.json', backend: host }]);
-    });
+  // ---------------------------------------------------------------------------------------------- conv, postconv, fused
+
+  describe('check conv, postconv and fused: --define and the host twin (lib/cli/common.ts, withHostTwin)', () => {
+    const CHECKS = [
+      { op: 'conv', lib: convLib, matrix: 'convMatrix', check: 'checkConv' },
+      { op: 'postconv', lib: postconvLib, matrix: 'postconvMatrix', check: 'checkPostconv' },
+      { op: 'fused', lib: fusedLib, matrix: 'fusedMatrix', check: 'checkFused' },
+    ];
+    for (const c of CHECKS) {
+      it(`${c.op}: the host twin is closed when the check throws, and the error is the command's`, async () => {
+        const backends = fakeBackends(stubs, fakeBackend('cuda'));
+        stubs.set(c.lib, c.matrix, () => [{ name: 'A' }]);
+        stubs.set(c.lib, c.check, () => {
+          throw new Error('the check broke');
+        });
+        const r = await cli(['check', c.op]);
+        assert.deepEqual([r.status, r.out, r.err], [1, '', 'gdnlab: the check broke\n']);
+        assert.deepEqual(backends.opened.map((b) => [b.kind, b.closes]), [['host', 1]]);
+      });
+
+      it(`${c.op}: --define FILE defines the arms on the backend checked, before the check runs`, async () => {
+        const host = fakeBackend('host');
+        fakeBackends(stubs, host);
+        const defined = fakeDefine(stubs);
+        const seen: unknown[] = [];
+        stubs.set(c.lib, c.matrix, () => [{ name: 'A' }]);
+        stubs.set(c.lib, c.check, (o: Opts) => {
+          seen.push(defined.length, o.backend);
+          throw new Error('stop here');
+        });
+        const r = await cli(['check', c.op, '--json', '--define', 'reg16.json']);
+        assert.deepEqual([r.status, r.err], [1, 'gdnlab: defined reg16.json\ngdnlab: stop here\n']);
+        assert.deepEqual(defined, [{ files: 'reg16.json', backend: host }]);
+        assert.deepEqual(seen, [1, host]);
+      });
+    }
   });
 
   // ---------------------------------------------------------------------------------------------- race
