@@ -18,7 +18,7 @@ import { Backend, GdnError } from '../../lib/backend';
 import * as conv from '../../lib/ops/conv';
 import { Staging } from '../../lib/ops/common';
 import { ConvArgs, ConvUpdateArgs, Fn, OP_KIND, gdnLib } from '../../lib/native/gdn';
-import { Seen, recordingBackend } from './recording-backend';
+import { Seen, assertArgumentBytes, recordingBackend } from './recording-backend';
 import { armNames, armsChanged } from '../../lib/arms/table';
 import { forgetArm, registerArm } from '../../lib/arms/registry';
 import { throwsExactly } from '../stand-ins';
@@ -637,22 +637,14 @@ describe('ops/conv edges', () => {
       conv.forwardSync(inputs(), { backend: b }).release();
       (await conv.forward(inputs(), { backend: b })).release();
       (await conv.forward(inputs(), { backend: b })).release();
-      const [s1, s2, f1, f2] = seen.bytes;
-      assert.equal(s1.length, 2);
-      assert.equal(s1[0], s2[0], 'the args struct: the scratch bytes');
-      assert.equal(s1[1], s2[1], 'the contract: the scratch bytes');
-      for (const f of [f1, f2]) for (let i = 0; i < 2; i++) assert.ok(f[i] !== s1[i], `async argument ${i} is not the scratch`);
-      assert.ok(f1[0] !== f2[0] && f1[1] !== f2[1]);
+      assertArgumentBytes(seen, 2); // the args struct and the contract
       seen.clear();
       const uin = { x: Tensor.zeros([1, 1]), weight: Tensor.zeros([1, 2]), state: Tensor.zeros([1, 1, 1]), stateIndices: [0] };
       conv.updateSync(uin, { backend: b }).release();
       conv.updateSync(uin, { backend: b }).release();
       (await conv.update(uin, { backend: b })).release();
       (await conv.update(uin, { backend: b })).release();
-      const [u1, u2, g1, g2] = seen.bytes;
-      assert.equal(u1.length, 1);
-      assert.equal(u1[0], u2[0]);
-      assert.ok(g1[0] !== u1[0] && g2[0] !== u1[0] && g1[0] !== g2[0]);
+      assertArgumentBytes(seen, 1);
     });
 
     it('a failure after the outputs exist releases ours, never the caller\'s', () => {

@@ -16,7 +16,7 @@ import * as fused from '../../lib/ops/fused';
 import * as conv from '../../lib/ops/conv';
 import { FusedArgs } from '../../lib/native/gdn';
 import { armNames } from '../../lib/arms/table';
-import { Seen, recordingBackend } from './recording-backend';
+import { Seen, assertArgumentBytes, recordingBackend } from './recording-backend';
 import { throwsExactly } from '../stand-ins';
 
 
@@ -176,11 +176,7 @@ describe('ops/fused edges', function () {
     const r3 = await fused.forward(inputs(), { ...S, backend: b });
     const r4 = await fused.forward(inputs(), { ...S, backend: b });
     same(r3);
-    const [s1, s2, f1, f2] = seen.bytes;
-    assert.equal(s1.length, 2);
-    assert.ok(s1[0] === s2[0] && s1[1] === s2[1]);
-    for (const x of [f1, f2]) assert.ok(x[0] !== s1[0] && x[1] !== s1[1]);
-    assert.ok(f1[0] !== f2[0] && f1[1] !== f2[1]);
+    assertArgumentBytes(seen, 2);
     assert.ok(seen.fused[2].query_start_loc_host !== 0 && seen.fused[2].query_start_loc_host !== seen.fused[0].query_start_loc_host);
     for (const r of [r1, r2, r3, r4]) r.release();
     // offsets on the device: staged as they are

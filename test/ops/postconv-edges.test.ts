@@ -17,7 +17,7 @@ import { Staging } from '../../lib/ops/common';
 import { PostconvArgs } from '../../lib/native/gdn';
 import { armNames } from '../../lib/arms/table';
 import { forgetArm, registerArm } from '../../lib/arms/registry';
-import { Seen, recordingBackend } from './recording-backend';
+import { Seen, assertArgumentBytes, recordingBackend } from './recording-backend';
 import { throwsExactly } from '../stand-ins';
 
 
@@ -159,11 +159,7 @@ describe('ops/postconv edges', () => {
     const r3 = await postconv.forward(inputs(), { ...SHAPE, backend: b });
     const r4 = await postconv.forward(inputs(), { ...SHAPE, backend: b });
     same(r3);
-    const [s1, s2, f1, f2] = seen.bytes;
-    assert.equal(s1.length, 2);
-    assert.ok(s1[0] === s2[0] && s1[1] === s2[1]);
-    for (const x of [f1, f2]) assert.ok(x[0] !== s1[0] && x[1] !== s1[1]);
-    assert.ok(f1[0] !== f2[0] && f1[1] !== f2[1]);
+    assertArgumentBytes(seen, 2);
     for (const r of [r1, r2, r3, r4]) r.release();
   });
 

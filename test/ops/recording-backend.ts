@@ -4,6 +4,7 @@
 // with a failing status when the test asks for one. `kind` may be set to 'cuda' to exercise the
 // TypeScript branches of CUDA-only options on this host library (no CUDA kernel runs).
 
+import { strict as assert } from 'assert';
 import koffi from 'koffi';
 import { Backend } from '../../lib/backend';
 import { ConvArgs, ConvArgsT, ConvUpdateArgs, ConvUpdateArgsT, FusedArgs, FusedArgsT, Fn, PostconvArgs, PostconvArgsT } from '../../lib/native/gdn';
@@ -54,4 +55,20 @@ export function recordingBackend(kind: 'host' | 'cuda' = 'host'): { b: Backend; 
   };
   if (kind === 'cuda') (b as unknown as { kind: string }).kind = 'cuda';
   return { b, seen };
+}
+
+/**
+ * What an op promises of the bytes it passes libgdn, over the four calls in `seen.bytes` (two sync, then two
+ * async): the sync calls share the scratch bytes, so a call allocates nothing; each async call passes bytes of its
+ * own, so a call in flight never sees the next one overwrite its arguments. `n`: the byte arguments of a call.
+ */
+export function assertArgumentBytes(seen: Seen, n: number): void {
+  assert.equal(seen.bytes.length, 4, 'two sync calls, then two async calls');
+  const [s1, s2, a1, a2] = seen.bytes;
+  assert.equal(s1.length, n);
+  for (let i = 0; i < n; i++) {
+    assert.equal(s1[i], s2[i], `sync argument ${i}: the scratch bytes`);
+    assert.ok(a1[i] !== s1[i] && a2[i] !== s1[i], `async argument ${i} is not the scratch`);
+    assert.ok(a1[i] !== a2[i], `async argument ${i}: each call's own`);
+  }
 }
