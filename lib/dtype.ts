@@ -121,6 +121,26 @@ export function f32ToF16Bits(x: number): number {
   return sign | half;
 }
 
+/**
+ * f16 bits → f32, exact, for a whole array. Built from the bits, not through f16BitsToF32's arithmetic: a normal
+ * f16 is the same sign and mantissa under an exponent rebiased from 15 to 127, a subnormal (or zero) is mant · 2^-24,
+ * which f32 holds exactly; a NaN comes back quiet, with its sign and payload, the value f16BitsToF32 gives.
+ */
+export function f16ToFloat32(bits: Uint16Array): Float32Array {
+  const out = new Float32Array(bits.length);
+  const words = new Uint32Array(out.buffer);
+  for (let i = 0; i < bits.length; i++) {
+    const h = bits[i];
+    const sign = (h & 0x8000) << 16;
+    const exp = (h >>> 10) & 0x1f;
+    const mant = h & 0x3ff;
+    if (exp === 0x1f) words[i] = sign | 0x7f800000 | (mant !== 0 ? 0x00400000 | (mant << 13) : 0);
+    else if (exp !== 0) words[i] = sign | ((exp + 112) << 23) | (mant << 13);
+    else out[i] = (sign ? -mant : mant) * 2 ** -24;
+  }
+  return out;
+}
+
 /** f16 bits → the exact f32 value. */
 export function f16BitsToF32(bits: number): number {
   const sign = bits & 0x8000 ? -1 : 1;

@@ -8,7 +8,7 @@
 // Lifetime: device storage is freed by release() (or by the scope() that created it), never by the
 // garbage collector's timing. A released tensor, or a view of released storage, refuses every use.
 
-import { DType, checkDType, dtypeSize, describe, f32ToBf16Bits, f32ToF16Bits, bf16BitsToF32, bf16ToFloat32, f16BitsToF32 } from './dtype';
+import { DType, checkDType, dtypeSize, describe, f32ToBf16Bits, f32ToF16Bits, bf16BitsToF32, bf16ToFloat32, f16BitsToF32, f16ToFloat32 } from './dtype';
 import type { Backend } from './backend';
 import { Rng } from './random';
 import { constants as bufferConstants } from 'buffer';
@@ -432,13 +432,8 @@ export class Tensor {
         return new Float32Array(bits.buffer, bits.byteOffset, bits.length);
       case 'bf16':
         return bf16ToFloat32(bits as Uint16Array);
-      case 'f16': {
-        // A plain loop: TypedArray.from with a mapping function is many times slower in V8.
-        const src = bits as Uint16Array;
-        const out = new Float32Array(src.length);
-        for (let i = 0; i < src.length; i++) out[i] = f16BitsToF32(src[i]);
-        return out;
-      }
+      case 'f16':
+        return f16ToFloat32(bits as Uint16Array);
       default:
         return Float32Array.from(bits as Int32Array | Int8Array);
     }
