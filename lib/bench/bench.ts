@@ -322,11 +322,7 @@ export async function benchConv(opts: BenchOptions): Promise<BenchReport> {
     }
     shapeDone(report, opts, shapes, i);
   }
-  if (opts.torch && backend.kind === 'cuda') {
-    const cases = shapes.map((s) => ({ op: 'conv', id: s.id, C: s.C, K: 4, lengths: s.lengths, initial_state: s.initialState }));
-    attachTorch(report, cases, opts);
-    if (opts.vllmPath) attachVllm(report, cases, opts);
-  }
+  attachBaselines(report, backend, opts, () => shapes.map((s) => ({ op: 'conv', id: s.id, C: s.C, K: 4, lengths: s.lengths, initial_state: s.initialState })));
   return report;
 }
 
@@ -395,11 +391,7 @@ export async function benchPostconv(opts: BenchOptions): Promise<BenchReport> {
     }
     shapeDone(report, opts, shapes, i);
   }
-  if (opts.torch && backend.kind === 'cuda') {
-    const cases = shapes.map((s) => ({ op: 'postconv', id: s.id, T: s.T, Hk: s.Hk, Hv: s.Hv, Dk: 128, Dv: 128 }));
-    attachTorch(report, cases, opts);
-    if (opts.vllmPath) attachVllm(report, cases, opts);
-  }
+  attachBaselines(report, backend, opts, () => shapes.map((s) => ({ op: 'postconv', id: s.id, T: s.T, Hk: s.Hk, Hv: s.Hv, Dk: 128, Dv: 128 })));
   return report;
 }
 
@@ -597,6 +589,17 @@ function attachVllmChain(report: BenchReport, opts: BenchOptions): void {
       note: `${trusted ? '' : `NOT COMPARABLE: conv: ${trustPart(trustC.note)}; post-conv: ${trustPart(trustP.note)}. `}vLLM ${head.vllm} (its own process, host ahead of the GPU): conv ${c.median_us.toFixed(1)} µs (${c.x_copy.toFixed(2)}x its copy) + post-conv ${p.median_us.toFixed(1)} µs (${p.x_copy.toFixed(2)}x)${trusted ? `; ${fusedRows.map((f) => `${f.arm} / vLLM = ${(f.medianUs / us).toFixed(3)}`).join('; ')}` : ''}; not bit-exact (bf16-rounded products, approximate softplus)`,
     });
   }
+}
+
+/**
+ * The baselines of the same shapes, on CUDA only (they need a GPU): PyTorch eager with --torch, and vLLM's Triton
+ * kernels too with --vllm-path. `cases` is built only when they run.
+ */
+function attachBaselines(report: BenchReport, backend: Backend, opts: BenchOptions, cases: () => Record<string, unknown>[]): void {
+  if (!opts.torch || backend.kind !== 'cuda') return;
+  const c = cases();
+  attachTorch(report, c, opts);
+  if (opts.vllmPath) attachVllm(report, c, opts);
 }
 
 /**
