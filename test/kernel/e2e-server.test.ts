@@ -8,7 +8,7 @@ import { ChildProcess } from 'child_process';
 import path from 'path';
 import { KernelManager, KernelMessage, ServerConnection, Session, SessionManager } from '@jupyterlab/services';
 import { FIXTURE_PACKAGE, PROJECT_ROOT } from './kernel-client';
-import { startJupyterServer } from './jupyter-server';
+import { startJupyterServer, stopJupyterServer } from './jupyter-server';
 import { installKernel, jupyterSandbox, JupyterSandbox } from './python-env';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -72,19 +72,7 @@ describe('kernel end to end through jupyter server and @jupyterlab/services', fu
   });
 
   after(async () => {
-    try {
-      await session?.shutdown();
-    } catch {
-      // the server may already be gone
-    }
-    sessionManager?.dispose();
-    kernelManager?.dispose();
-    if (server && server.exitCode === null) {
-      server.kill('SIGTERM');
-      const exited = new Promise((r) => server!.once('exit', r));
-      await Promise.race([exited, sleep(10000)]);
-      if (server.exitCode === null) server.kill('SIGKILL');
-    }
+    await stopJupyterServer(server, session, sessionManager, kernelManager);
     sandbox?.cleanup();
   });
 

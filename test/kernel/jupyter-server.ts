@@ -48,3 +48,24 @@ export async function startJupyterServer(sandbox: JupyterSandbox): Promise<Start
   const settings = ServerConnection.makeSettings({ baseUrl: base, wsUrl: `ws://127.0.0.1:${port}/`, token, appendToken: true, init: {} });
   return { server, settings, log: () => log };
 }
+
+/**
+ * Ends what a test started against the server: the session (the server may already be gone), the managers, then
+ * the server itself, SIGTERM first and SIGKILL when it has not exited within 10 s.
+ */
+export async function stopJupyterServer(
+  server: ChildProcess | undefined, session?: { shutdown(): Promise<void> }, ...managers: ({ dispose(): void } | undefined)[]
+): Promise<void> {
+  try {
+    await session?.shutdown();
+  } catch {
+    // the server may already be gone
+  }
+  for (const m of managers) m?.dispose();
+  if (server && server.exitCode === null) {
+    server.kill('SIGTERM');
+    const exited = new Promise((r) => server.once('exit', r));
+    await Promise.race([exited, sleep(10000)]);
+    if (server.exitCode === null) server.kill('SIGKILL');
+  }
+}

@@ -11,7 +11,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { KernelManager, KernelMessage, Session, SessionManager } from '@jupyterlab/services';
 import { PROJECT_ROOT } from './kernel-client';
-import { startJupyterServer } from './jupyter-server';
+import { startJupyterServer, stopJupyterServer } from './jupyter-server';
 import { installKernel, jupyterSandbox, JupyterSandbox } from './python-env';
 import { FAULTS, REG16_SOURCE } from '../arms/sources';
 
@@ -88,19 +88,7 @@ gdn.activeBackend().kind`);
   });
 
   after(async () => {
-    try {
-      await session?.shutdown();
-    } catch {
-      // the server may already be gone
-    }
-    sessionManager?.dispose();
-    kernelManager?.dispose();
-    if (server && server.exitCode === null) {
-      server.kill('SIGTERM');
-      const exited = new Promise((r) => server!.once('exit', r));
-      await Promise.race([exited, sleep(10000)]);
-      if (server.exitCode === null) server.kill('SIGKILL');
-    }
+    await stopJupyterServer(server, session, sessionManager, kernelManager);
     sandbox?.cleanup();
     if (cache) fs.rmSync(cache, { recursive: true, force: true });
   });
