@@ -322,7 +322,7 @@ export async function benchConv(opts: BenchOptions): Promise<BenchReport> {
     }
     shapeDone(report, opts, shapes, i);
   }
-  attachBaselines(report, backend, opts, () => shapes.map((s) => ({ op: 'conv', id: s.id, C: s.C, K: 4, lengths: s.lengths, initial_state: s.initialState })));
+  attachBaselines(report, backend, opts, shapes.map((s) => ({ op: 'conv', id: s.id, C: s.C, K: 4, lengths: s.lengths, initial_state: s.initialState })));
   return report;
 }
 
@@ -391,7 +391,7 @@ export async function benchPostconv(opts: BenchOptions): Promise<BenchReport> {
     }
     shapeDone(report, opts, shapes, i);
   }
-  attachBaselines(report, backend, opts, () => shapes.map((s) => ({ op: 'postconv', id: s.id, T: s.T, Hk: s.Hk, Hv: s.Hv, Dk: 128, Dv: 128 })));
+  attachBaselines(report, backend, opts, shapes.map((s) => ({ op: 'postconv', id: s.id, T: s.T, Hk: s.Hk, Hv: s.Hv, Dk: 128, Dv: 128 })));
   return report;
 }
 
@@ -593,13 +593,12 @@ function attachVllmChain(report: BenchReport, opts: BenchOptions): void {
 
 /**
  * The baselines of the same shapes, on CUDA only (they need a GPU): PyTorch eager with --torch, and vLLM's Triton
- * kernels too with --vllm-path. `cases` is built only when they run.
+ * kernels too with --vllm-path.
  */
-function attachBaselines(report: BenchReport, backend: Backend, opts: BenchOptions, cases: () => Record<string, unknown>[]): void {
+function attachBaselines(report: BenchReport, backend: Backend, opts: BenchOptions, cases: Record<string, unknown>[]): void {
   if (!opts.torch || backend.kind !== 'cuda') return;
-  const c = cases();
-  attachTorch(report, c, opts);
-  if (opts.vllmPath) attachVllm(report, c, opts);
+  attachTorch(report, cases, opts);
+  if (opts.vllmPath) attachVllm(report, cases, opts);
 }
 
 /**
