@@ -36,7 +36,7 @@ function selectedArchs(): { archs: string[]; error: string } {
   if (v === 'all') return { archs: ARCHS, error: '' };
   const want = v.split(',').map((a) => a.trim().replace(/^sm_/, ''));
   const unknown = want.filter((a) => !ARCHS.includes(a));
-  if (unknown.length > 0 || want.length === 0) {
+  if (unknown.length > 0) {
     return { archs: [], error: `GDNLAB_PTXAS_ARCHS: expected 'all' or a comma list of the fallback list's architectures (${ARCHS.join(', ')}), got '${v}'` };
   }
   return { archs: ARCHS.filter((a) => want.includes(a)), error: '' };
